@@ -1,0 +1,43 @@
+// The fgtool CLI is a set of subcommands, one per cmd_*.cpp file. Each file
+// fills an options struct with Boost.Program_options and calls the library;
+// it registers itself with a static Registration, so adding a command is
+// adding a file. main.cpp only dispatches.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fg::cli {
+
+namespace po = boost::program_options;
+
+struct CommandInfo {
+  std::string name;
+  std::string summary;   // one line for `fgtool --help`
+  std::string usage;     // e.g. "fgtool svg [options] [FILE...]"
+  std::string examples;  // printed after the options by `fgtool help NAME`
+  // Receives the arguments after the command name.
+  std::function<int(const std::vector<std::string>&)> run;
+  int order = 50;        // position in `fgtool --help`
+};
+
+struct Registration {
+  explicit Registration(CommandInfo info);
+};
+
+const std::vector<CommandInfo>& commands();
+const CommandInfo* find_command(const std::string& name);
+
+// Parses args against options + positionals. Returns false when --help was
+// asked for (help already printed to stdout). Throws UsageError on bad options.
+bool parse_args(const std::string& command, const std::vector<std::string>& args,
+                po::options_description& options, const po::positional_options_description& positional,
+                po::variables_map& vm);
+
+// Runs fn, turning exceptions into one line on stderr ("fgtool CMD: message")
+// and the exit status: 1 for bad input, 2 for usage errors.
+int guarded(const std::string& command, const std::function<int()>& fn);
+
+}  // namespace fg::cli

@@ -1,0 +1,53 @@
+// fgtool: perf.data and folded stacks to flamegraphs. This file only
+// dispatches to the subcommands registered by the cmd_*.cpp files.
+#include <cstring>
+#include <iostream>
+
+#include "command.h"
+
+namespace {
+
+void print_overview(std::ostream& out) {
+  out << "fgtool " FGTOOL_VERSION " - fast flamegraphs from perf.data and folded stacks\n\n"
+         "Usage: fgtool <command> [options]\n"
+         "       fgtool help <command>\n\n"
+         "Commands:\n";
+  for (const auto& c : fg::cli::commands()) {
+    out << "  " << c.name << std::string(c.name.size() < 10 ? 10 - c.name.size() : 1, ' ') << c.summary << "\n";
+  }
+  out << "\nExamples:\n"
+         "  fgtool record -o perf.data -- ./train --epochs 1   # record with the right perf events\n"
+         "  fgtool fold perf.data -o train.folded               # perf.data -> folded stacks\n"
+         "  fgtool svg train.folded -o train.svg                # interactive flamegraph\n"
+         "  fgtool svg perf.data -o train.svg                   # fold and render in one step\n"
+         "  fgtool diff before.folded after.folded -o diff.svg  # differential flamegraph\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    print_overview(std::cout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
+    std::cout << "fgtool " FGTOOL_VERSION "\n";
+    return 0;
+  }
+  std::string name = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (name == "help") {
+    if (args.empty()) {
+      print_overview(std::cout);
+      return 0;
+    }
+    name = args[0];
+    args = {"--help"};
+  }
+  const fg::cli::CommandInfo* cmd = fg::cli::find_command(name);
+  if (!cmd) {
+    std::cerr << "fgtool: unknown command '" << name << "' (see 'fgtool --help')\n";
+    return 2;
+  }
+  return fg::cli::guarded(name, [&] { return cmd->run(args); });
+}

@@ -1,0 +1,77 @@
+// The folded-stack model at the centre of fgtool: stacks of frame names, root
+// first, each with a weight, duplicates merged. Every input (folded text,
+// perf.data, perf script text, traces) produces a FoldedProfile and every
+// output (folded text, SVG, diff, reports) reads one. Memory is proportional
+// to the merged stacks (a prefix tree of interned frames), not to the input.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fg {
+
+using FrameId = uint32_t;   // index into the profile's frame-name table
+using NodeId = uint32_t;    // index into the profile's prefix tree; 0 is the root
+
+class FoldedProfile {
+ public:
+  FoldedProfile();
+  ~FoldedProfile();
+  FoldedProfile(FoldedProfile&&) noexcept;
+  FoldedProfile& operator=(FoldedProfile&&) noexcept;
+
+  // ---- frame names ----
+  FrameId intern(std::string_view name);
+  std::string_view frame_name(FrameId id) const;
+  size_t frame_count() const;
+
+  // The object (DSO path or "[kernel.kallsyms]") a frame came from, when the
+  // input knew it (perf.data does; folded text does not). Used by category
+  // rules that match on the object. Empty when unknown.
+  void set_frame_object(FrameId id, std::string_view object);
+  std::string_view frame_object(FrameId id) const;
+
+  // ---- building ----
+  // Adds weight to one stack given root first. Identical stacks merge.
+  void add(const FrameId* frames, size_t count, double weight);
+  void add(const std::vector<FrameId>& frames, double weight) { add(frames.data(), frames.size(), weight); }
+  // "a;b;c" (no weight), split on ';'.
+  void add_stack(std::string_view semicolon_joined, double weight);
+  // Adds every stack of another profile (names re-interned).
+  void merge(const FoldedProfile& other, double scale = 1.0);
+
+  // ---- reading ----
+  double total() const;
+  size_t stack_count() const;  // unique stacks with non-zero self weight
+  // Visits unique stacks in byte order of their joined "a;b;c" text, which is
+  // the order of the folded writer. `frames` is root first.
+  void for_each_stack(const std::function<void(const std::vector<FrameId>& frames, double weight)>& fn) const;
+
+  // The prefix tree, for renderers and reports: node 0 is the root (no frame).
+  struct Node {
+    FrameId frame;      // meaningless for the root
+    NodeId parent;      // root's parent is 0
+    double self;        // weight of stacks ending exactly here
+    double total;       // self + children's totals (valid after finalize())
+  };
+  // Computes totals; call after building and before reading node().total.
+  void finalize();
+  size_t node_count() const;
+  const Node& node(NodeId id) const;
+  // Children of a node, sorted by frame name (byte order).
+  std::vector<NodeId> children(NodeId id) const;
+
+  // What the weights mean: "samples", "ns", "us", ... (for titles and reports).
+  std::string units = "samples";
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fg

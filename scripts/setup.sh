@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every dependency fgtool needs on Debian 12, idempotently, as root.
+#   scripts/setup.sh            build + runtime deps of fgtool and its tests
+#   scripts/setup.sh --demo     also libtorch (the MLP/VAE demo trainers)
+#   scripts/setup.sh --browser  also chromium + playwright-core (browser tests)
+set -euo pipefail
+want_demo=0; want_browser=0
+for a in "$@"; do
+  case "$a" in
+    --demo) want_demo=1 ;;
+    --browser) want_browser=1 ;;
+    *) echo "setup.sh: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "setup.sh: run as root (it calls apt-get)" >&2; exit 2; }
+export DEBIAN_FRONTEND=noninteractive
+
+pkgs=(g++ cmake ninja-build make pkg-config python3 git
+      libboost-program-options-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev
+      nlohmann-json3-dev libgtest-dev libbenchmark-dev libxml2-utils
+      linux-perf elfutils binutils)
+[ $want_demo = 1 ] && pkgs+=(libtorch-dev)
+if [ $want_browser = 1 ]; then
+  pkgs+=(chromium)
+  # Use the machine's Node.js/npm when present (Debian's npm conflicts with a newer node).
+  command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "setup: all dependencies present"
