@@ -27,6 +27,9 @@ class FoldedProfile {
 
   // ---- frame names ----
   FrameId intern(std::string_view name);
+  // The id of a name already interned, or kNoFrame.
+  static constexpr FrameId kNoFrame = 0xffffffffu;
+  FrameId find_frame(std::string_view name) const;
   std::string_view frame_name(FrameId id) const;
   size_t frame_count() const;
 
@@ -44,6 +47,11 @@ class FoldedProfile {
   void add_stack(std::string_view semicolon_joined, double weight);
   // Adds every stack of another profile (names re-interned).
   void merge(const FoldedProfile& other, double scale = 1.0);
+  // Node-level building, for readers that walk the tree themselves (the
+  // folded reader reuses the previous line's path): the child of `parent`
+  // for `frame`, created when missing, and weight added to a node's self.
+  NodeId child(NodeId parent, FrameId frame);
+  void add_self(NodeId node, double weight);
 
   // ---- reading ----
   double total() const;
@@ -65,6 +73,14 @@ class FoldedProfile {
   const Node& node(NodeId id) const;
   // Children of a node, sorted by frame name (byte order).
   std::vector<NodeId> children(NodeId id) const;
+  // The child of `parent` for `frame`, or 0 (the root, never a child) if none.
+  NodeId find_child(NodeId parent, FrameId frame) const;
+  // Whether a node has children (cheaper than children(id).empty()).
+  bool has_children(NodeId id) const;
+  // Frames from the root to `id` (root first), without the root.
+  std::vector<FrameId> path(NodeId id) const;
+  // Approximate heap bytes held (names, tree, hash tables), for benchmarks.
+  size_t memory_bytes() const;
 
   // What the weights mean: "samples", "ns", "us", ... (for titles and reports).
   std::string units = "samples";

@@ -1,0 +1,273 @@
+#include "folded/folded_reader.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+
+#include "diagnostics/input_error.h"
+#include "folded/input_stream.h"
+
+namespace fg {
+
+bool parse_count(std::string_view t, double& value) {
+  if (t.empty()) return false;
+  // Fast path: plain digits.
+  if (t.size() <= 18) {
+    uint64_t v = 0;
+    size_t i = 0;
+    for (; i < t.size(); ++i) {
+      unsigned d = static_cast<unsigned char>(t[i]) - '0';
+      if (d > 9) break;
+      v = v * 10 + d;
+    }
+    if (i == t.size()) {
+      value = static_cast<double>(v);
+      return true;
+    }
+  }
+  char c0 = t[0];
+  if (!((c0 >= '0' && c0 <= '9') || c0 == '.')) return false;
+  for (char c : t)
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) return false;
+  double v = 0;
+  auto r = std::from_chars(t.data(), t.data() + t.size(), v, std::chars_format::general);
+  if (r.ec != std::errc() || r.ptr != t.data() + t.size() || !std::isfinite(v) || v < 0) return false;
+  value = v;
+  return true;
+}
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+size_t common_prefix(std::string_view a, std::string_view b) {
+  size_t n = std::min(a.size(), b.size()), i = 0;
+  while (i + 8 <= n) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) break;
+    i += 8;
+  }
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+// Inserts stacks into a profile, reusing the nodes of the previous stack's
+// common prefix: sorted folded files share long prefixes line to line, so
+// most frames are neither hashed nor looked up.
+class PathInserter {
+ public:
+  explicit PathInserter(FoldedProfile& p) : p_(p) {}
+
+  void insert(std::string_view s, double weight) {
+    size_t common = common_prefix(s, prev_);
+    size_t k = 0;
+    while (k < ends_.size() && ends_[k] < common) ++k;
+    if (k < ends_.size() && ends_[k] == common && (common == s.size() || s[common] == ';')) ++k;
+    ends_.resize(k);
+    nodes_.resize(k);
+    NodeId n = k ? nodes_[k - 1] : 0;
+    size_t start = k ? ends_[k - 1] + 1 : 0;
+    while (start <= s.size()) {
+      const void* semi = std::memchr(s.data() + start, ';', s.size() - start);
+      size_t end = semi ? static_cast<const char*>(semi) - s.data() : s.size();
+      n = p_.child(n, p_.intern(s.substr(start, end - start)));
+      ends_.push_back(end);
+      nodes_.push_back(n);
+      start = end + 1;
+    }
+    p_.add_self(n, weight);
+    prev_.assign(s.data(), s.size());
+  }
+
+ private:
+  FoldedProfile& p_;
+  std::string prev_;
+  std::vector<size_t> ends_;
+  std::vector<NodeId> nodes_;
+};
+
+std::string printable(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 40)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  if (s.size() > 40) out += "...";
+  return out;
+}
+
+class LineParser {
+ public:
+  LineParser(std::string name, const FoldedReadOptions& options, FoldedProfile& a, FoldedProfile* b)
+      : name_(std::move(name)), options_(options), a_(a), b_(b ? new PathInserter(*b) : nullptr) {}
+
+  void line(std::string_view s, uint64_t line_no) {
+    ++stats.lines;
+    if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    size_t first = 0;
+    while (first < s.size() && is_space(s[first])) ++first;
+    if (first == s.size()) return;  // blank
+    double count = 0, count_b = 0;
+    std::string_view stack;
+    if (!split_count(s, line_no, stack, count)) return;
+    if (b_) {
+      double count_a = 0;
+      std::string_view stack_a;
+      if (!split_count(stack, line_no, stack_a, count_a, "expected 'STACK COUNT_A COUNT_B' (three columns)")) return;
+      count_b = count;
+      count = count_a;
+      stack = stack_a;
+    }
+    if (stack.size() == 0) return malformed(line_no, "empty stack before the count");
+    ++stats.stacks;
+    if (!b_) {
+      a_.insert(stack, count);
+    } else {
+      if (count != 0) a_.insert(stack, count);
+      if (count_b != 0) b_->insert(stack, count_b);
+    }
+  }
+
+  void finish() {
+    if (stats.skipped == 0) return;
+    std::string msg = name_ + ": skipped " + std::to_string(stats.skipped) + " malformed line" +
+                      (stats.skipped == 1 ? "" : "s") + " (first at line " + std::to_string(stats.first_skipped_line) +
+                      ": " + stats.first_skipped_reason + ")";
+    if (options_.warn) options_.warn(msg);
+    else std::cerr << "fgtool: warning: " << msg << "\n";
+  }
+
+  FoldedReadStats stats;
+
+ private:
+  // Splits "STACK COUNT" at the last run of blanks.
+  bool split_count(std::string_view s, uint64_t line_no, std::string_view& stack, double& count,
+                   const char* expected = "expected 'frame;frame;... COUNT'") {
+    size_t p = s.size();
+    while (p > 0 && !is_space(s[p - 1])) --p;
+    if (p == 0) {
+      malformed(line_no, std::string("no count at the end of the line (") + expected + ")");
+      return false;
+    }
+    std::string_view token = s.substr(p);
+    if (!parse_count(token, count)) {
+      malformed(line_no, "'" + printable(token) + "' is not a count (" + expected + ")");
+      return false;
+    }
+    while (p > 0 && is_space(s[p - 1])) --p;
+    stack = s.substr(0, p);
+    return true;
+  }
+
+  void malformed(uint64_t line_no, const std::string& why) {
+    if (!options_.lenient) throw InputError::at_line(name_, line_no, why);
+    if (stats.skipped++ == 0) {
+      stats.first_skipped_line = line_no;
+      stats.first_skipped_reason = why;
+    }
+  }
+
+  std::string name_;
+  const FoldedReadOptions& options_;
+  PathInserter a_;
+  std::unique_ptr<PathInserter> b_;
+};
+
+FoldedReadStats read_stream(const std::string& path, const FoldedReadOptions& options, FoldedProfile& a,
+                            FoldedProfile* b) {
+  InputStream in(path);
+  LineParser parser(in.name(), options, a, b);
+  parser.stats.bytes = for_each_line(in, [&](std::string_view line, uint64_t no) { parser.line(line, no); });
+  parser.finish();
+  return parser.stats;
+}
+
+FoldedReadStats read_text(std::string_view text, const std::string& name, const FoldedReadOptions& options,
+                          FoldedProfile& a, FoldedProfile* b) {
+  LineParser parser(name, options, a, b);
+  uint64_t no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    parser.line(text.substr(pos, nl - pos), ++no);
+    pos = nl + 1;
+  }
+  parser.stats.bytes = text.size();
+  parser.finish();
+  return parser.stats;
+}
+
+}  // namespace
+
+FoldedReadStats read_folded(const std::string& path, FoldedProfile& into, const FoldedReadOptions& options) {
+  return read_stream(path, options, into, nullptr);
+}
+
+FoldedReadStats read_folded_text(std::string_view text, const std::string& name, FoldedProfile& into,
+                                 const FoldedReadOptions& options) {
+  return read_text(text, name, options, into, nullptr);
+}
+
+FoldedReadStats read_diff_folded(const std::string& path, FoldedProfile& a, FoldedProfile& b,
+                                 const FoldedReadOptions& options) {
+  return read_stream(path, options, a, &b);
+}
+
+FoldedReadStats read_diff_folded_text(std::string_view text, const std::string& name, FoldedProfile& a,
+                                      FoldedProfile& b, const FoldedReadOptions& options) {
+  return read_text(text, name, options, a, &b);
+}
+
+bool looks_like_diff_folded_text(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    bool complete = nl != std::string_view::npos;
+    if (!complete) nl = text.size();
+    std::string_view s = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    size_t first = 0;
+    while (first < s.size() && is_space(s[first])) ++first;
+    if (first == s.size()) continue;
+    // Two trailing counts, with a stack before them.
+    double v;
+    for (int col = 0; col < 2; ++col) {
+      size_t p = s.size();
+      while (p > 0 && !is_space(s[p - 1])) --p;
+      if (p == 0 || !parse_count(s.substr(p), v)) return false;
+      while (p > 0 && is_space(s[p - 1])) --p;
+      s = s.substr(0, p);
+    }
+    return !s.empty();
+  }
+  return false;
+}
+
+bool looks_like_diff_folded(const std::string& path) {
+  if (path == "-") return false;
+  try {
+    InputStream in(path);
+    std::string head(64 << 10, '\0');
+    size_t have = 0;
+    while (have < head.size()) {
+      size_t n = in.read(head.data() + have, head.size() - have);
+      if (n == 0) break;
+      have += n;
+      if (head.find('\n', have - n) != std::string::npos && head.find_first_not_of(" \t\r\n") < have) {
+        // Stop once a complete non-blank line is in.
+        size_t nb = head.find_first_not_of(" \t\r\n");
+        if (head.find('\n', nb) < have) break;
+      }
+    }
+    head.resize(have);
+    return looks_like_diff_folded_text(head);
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+}  // namespace fg

@@ -1,0 +1,60 @@
+#include "folded/folded_writer.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace fg {
+
+void append_count(std::string& out, double v) {
+  char buf[64];
+  if (v == 0) v = 0;  // no "-0"
+  if (std::fabs(v) < 9007199254740992.0 && v == std::floor(v)) {
+    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(v));
+    out.append(buf, r.ptr);
+    return;
+  }
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+std::string format_count(double v) {
+  std::string s;
+  append_count(s, v);
+  return s;
+}
+
+namespace {
+
+template <class Flush>
+void write_lines(const FoldedProfile& profile, std::string& buf, Flush&& flush) {
+  profile.for_each_stack([&](const std::vector<FrameId>& frames, double weight) {
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (i) buf += ';';
+      buf += profile.frame_name(frames[i]);
+    }
+    buf += ' ';
+    append_count(buf, weight);
+    buf += '\n';
+    flush(false);
+  });
+  flush(true);
+}
+
+}  // namespace
+
+void write_folded(const FoldedProfile& profile, std::string& out) {
+  write_lines(profile, out, [](bool) {});
+}
+
+void write_folded(const FoldedProfile& profile, AtomicOutput& out) {
+  std::string buf;
+  buf.reserve(1 << 20);
+  write_lines(profile, buf, [&](bool last) {
+    if (last || buf.size() >= (1 << 20)) {
+      out.write(buf);
+      buf.clear();
+    }
+  });
+}
+
+}  // namespace fg

@@ -1,0 +1,22 @@
+// Writes a FoldedProfile as folded text, one "a;b;c COUNT" line per unique
+// stack in byte order of the stack text, so the same profile always gives the
+// same bytes. Integral counts print without decimals; others compactly.
+#pragma once
+
+#include <string>
+
+#include "diagnostics/atomic_output.h"
+#include "folded/folded_profile.h"
+
+namespace fg {
+
+// Appends a count: "42" for integral values, otherwise the shortest text
+// that reads back to the same double ("0.25", "1e-07").
+void append_count(std::string& out, double value);
+std::string format_count(double value);
+
+void write_folded(const FoldedProfile& profile, std::string& out);
+// Streams to an AtomicOutput (the caller commits).
+void write_folded(const FoldedProfile& profile, AtomicOutput& out);
+
+}  // namespace fg

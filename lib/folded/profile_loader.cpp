@@ -1,0 +1,71 @@
+#include "folded/profile_loader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <mutex>
+
+#include "folded/folded_reader.h"
+
+namespace fg {
+
+namespace {
+std::vector<ProfileLoader>& loaders() {
+  static std::vector<ProfileLoader> v;
+  return v;
+}
+std::mutex& loaders_mutex() {
+  static std::mutex m;
+  return m;
+}
+}  // namespace
+
+void register_profile_loader(ProfileLoader loader) {
+  std::lock_guard<std::mutex> lock(loaders_mutex());
+  loaders().insert(loaders().begin(), std::move(loader));
+}
+
+std::string read_file_head(const std::string& path) {
+  if (path == "-") return {};
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string head(4096, '\0');
+  size_t have = 0;
+  while (have < head.size()) {
+    ssize_t n = ::read(fd, head.data() + have, head.size() - have);
+    if (n <= 0) break;
+    have += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  head.resize(have);
+  return head;
+}
+
+const ProfileLoader* find_profile_loader(std::string_view head) {
+  std::lock_guard<std::mutex> lock(loaders_mutex());
+  for (const auto& l : loaders())
+    if (l.matches && l.matches(head)) return &l;
+  return nullptr;
+}
+
+void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options) {
+  if (path != "-") {
+    std::string head = read_file_head(path);
+    if (const ProfileLoader* l = find_profile_loader(head)) {
+      l->load(path, into, options);
+      return;
+    }
+  }
+  FoldedReadOptions ro;
+  ro.lenient = options.lenient;
+  ro.warn = options.warn;
+  read_folded(path, into, ro);
+}
+
+FoldedProfile load_profile(const std::string& path, const ProfileLoadOptions& options) {
+  FoldedProfile p;
+  load_profile(path, p, options);
+  return p;
+}
+
+}  // namespace fg

@@ -1,0 +1,45 @@
+// Turns an input file of any kind fgtool reads (folded text, plain or gzip,
+// by default; perf.data and others once their stage registers a loader) into
+// a FoldedProfile. A loader is chosen by a predicate on the file's first
+// bytes, so `fgtool svg perf.data` and `fgtool svg x.folded` share one path.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "folded/folded_profile.h"
+
+namespace fg {
+
+struct ProfileLoadOptions {
+  bool lenient = false;                           // skip malformed records/lines where the format allows
+  std::function<void(const std::string&)> warn;   // empty = stderr
+};
+
+struct ProfileLoader {
+  std::string name;  // e.g. "perf.data", shown in messages
+  // Sees up to the first 4096 raw (not decompressed) bytes of the file.
+  std::function<bool(std::string_view head)> matches;
+  // Adds the file's stacks to `into` (and may set into.units).
+  std::function<void(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options)> load;
+};
+
+// Registers a loader; later registrations are tried first. Call it from code
+// that is certainly linked (e.g. a static Registration in apps/fgtool/cmd_*.cpp,
+// or an explicit init function), since static initialisers inside a static
+// library object nobody references are dropped by the linker.
+void register_profile_loader(ProfileLoader loader);
+
+// The first 4096 bytes of a file ("" for "-" and unreadable files).
+std::string read_file_head(const std::string& path);
+// The registered loader whose predicate accepts this head, or nullptr (folded text).
+const ProfileLoader* find_profile_loader(std::string_view head);
+
+// Adds `path` ("-" = stdin, always folded text) to `into` with the matching
+// loader, falling back to the folded-text reader (which handles gzip).
+void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options = {});
+FoldedProfile load_profile(const std::string& path, const ProfileLoadOptions& options = {});
+
+}  // namespace fg

@@ -1,0 +1,155 @@
+// The folded model: interning, merging, byte-ordered iteration, totals.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "folded/folded_profile.h"
+#include "folded/folded_writer.h"
+
+namespace fg {
+namespace {
+
+std::vector<std::pair<std::string, double>> stacks_of(const FoldedProfile& p) {
+  std::vector<std::pair<std::string, double>> out;
+  p.for_each_stack([&](const std::vector<FrameId>& frames, double w) {
+    std::string s;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (i) s += ';';
+      s += p.frame_name(frames[i]);
+    }
+    out.emplace_back(s, w);
+  });
+  return out;
+}
+
+TEST(FoldedProfile, InternIsStable) {
+  FoldedProfile p;
+  FrameId a = p.intern("main"), b = p.intern("foo"), a2 = p.intern("main");
+  EXPECT_EQ(a, a2);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(p.frame_name(b), "foo");
+  EXPECT_EQ(p.frame_count(), 2u);
+  EXPECT_EQ(p.find_frame("foo"), b);
+  EXPECT_EQ(p.find_frame("bar"), FoldedProfile::kNoFrame);
+  // Many names force the table to grow; all stay findable.
+  for (int i = 0; i < 5000; ++i) p.intern("fn_" + std::to_string(i));
+  for (int i = 0; i < 5000; ++i) EXPECT_EQ(p.frame_name(p.find_frame("fn_" + std::to_string(i))), "fn_" + std::to_string(i));
+}
+
+TEST(FoldedProfile, DuplicatesMergeAndTotalsAdd) {
+  FoldedProfile p;
+  p.add_stack("main;a;b", 2);
+  p.add_stack("main;a;b", 3);
+  p.add_stack("main;a", 1.5);
+  p.add_stack("main;c", 4);
+  p.finalize();
+  EXPECT_DOUBLE_EQ(p.total(), 10.5);
+  EXPECT_EQ(p.stack_count(), 3u);
+  EXPECT_DOUBLE_EQ(p.node(0).total, 10.5);
+  auto kids = p.children(0);
+  ASSERT_EQ(kids.size(), 1u);
+  EXPECT_EQ(p.frame_name(p.node(kids[0]).frame), "main");
+  auto main_kids = p.children(kids[0]);
+  ASSERT_EQ(main_kids.size(), 2u);
+  EXPECT_EQ(p.frame_name(p.node(main_kids[0]).frame), "a");
+  EXPECT_DOUBLE_EQ(p.node(main_kids[0]).total, 6.5);
+  EXPECT_DOUBLE_EQ(p.node(main_kids[0]).self, 1.5);
+  EXPECT_DOUBLE_EQ(p.node(main_kids[1]).total, 4);
+}
+
+TEST(FoldedProfile, ForEachStackIsByteOrderOfJoinedText) {
+  // "b!" sorts between "b" and "b;c" in the joined text ('!' < ';'), which a
+  // plain depth-first walk by child name would get wrong.
+  std::vector<std::string> stacks = {"a;b;c", "a;b", "a;b!", "a;bc", "a;b;c;d", "a", "a;b:x", "b", "a;B", "a;b;"};
+  FoldedProfile p;
+  for (size_t i = 0; i < stacks.size(); ++i) p.add_stack(stacks[i], double(i + 1));
+  auto got = stacks_of(p);
+  std::vector<std::string> want = stacks;
+  std::sort(want.begin(), want.end());
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i].first, want[i]) << i;
+}
+
+TEST(FoldedProfile, ForEachStackRandomisedAgainstSort) {
+  std::mt19937 rng(7);
+  const char* names[] = {"a", "ab", "a!", "b", "a b", "z", "_", "Ab", "a~"};
+  std::map<std::string, double> want;
+  FoldedProfile p;
+  for (int i = 0; i < 2000; ++i) {
+    int depth = 1 + rng() % 5;
+    std::string s;
+    for (int d = 0; d < depth; ++d) s += std::string(d ? ";" : "") + names[rng() % 9];
+    double w = 1 + rng() % 3;
+    want[s] += w;
+    p.add_stack(s, w);
+  }
+  auto got = stacks_of(p);
+  ASSERT_EQ(got.size(), want.size());
+  size_t i = 0;
+  for (auto& [s, w] : want) {
+    EXPECT_EQ(got[i].first, s);
+    EXPECT_DOUBLE_EQ(got[i].second, w);
+    ++i;
+  }
+}
+
+TEST(FoldedProfile, MergeReinternsAndScales) {
+  FoldedProfile a, b;
+  a.add_stack("x;y", 2);
+  b.intern("unrelated");
+  b.add_stack("x;y", 1);
+  b.add_stack("x;z", 1);
+  b.set_frame_object(b.intern("z"), "/usr/lib/libz.so");
+  a.merge(b, 3.0);
+  a.finalize();
+  EXPECT_DOUBLE_EQ(a.total(), 8);
+  auto s = stacks_of(a);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].first, "x;y");
+  EXPECT_DOUBLE_EQ(s[0].second, 5);
+  EXPECT_EQ(a.frame_object(a.find_frame("z")), "/usr/lib/libz.so");
+  EXPECT_EQ(a.frame_object(a.find_frame("x")), "");
+}
+
+TEST(FoldedProfile, ChildrenAndPath) {
+  FoldedProfile p;
+  p.add_stack("m;b", 1);
+  p.add_stack("m;a", 1);
+  NodeId m = p.find_child(0, p.find_frame("m"));
+  ASSERT_NE(m, 0u);
+  NodeId a = p.find_child(m, p.find_frame("a"));
+  EXPECT_EQ(p.find_child(a, p.find_frame("m")), 0u);
+  EXPECT_TRUE(p.has_children(m));
+  EXPECT_FALSE(p.has_children(a));
+  auto path = p.path(a);
+  ASSERT_EQ(path.size(), 2u);
+  EXPECT_EQ(p.frame_name(path[1]), "a");
+}
+
+TEST(FoldedProfile, MoveKeepsContents) {
+  FoldedProfile p;
+  p.add_stack("a;b", 3);
+  FoldedProfile q = std::move(p);
+  EXPECT_DOUBLE_EQ(q.total(), 3);
+  EXPECT_EQ(q.stack_count(), 1u);
+}
+
+TEST(FoldedWriter, CountsAndOrder) {
+  EXPECT_EQ(format_count(42), "42");
+  EXPECT_EQ(format_count(0), "0");
+  EXPECT_EQ(format_count(0.25), "0.25");
+  EXPECT_EQ(format_count(1.0 / 3), "0.3333333333333333");
+  EXPECT_EQ(format_count(1e15), "1000000000000000");
+  FoldedProfile p;
+  p.add_stack("b;x", 1);
+  p.add_stack("a;y", 2.5);
+  p.add_stack("a", 3);
+  std::string out;
+  write_folded(p, out);
+  EXPECT_EQ(out, "a 3\na;y 2.5\nb;x 1\n");
+}
+
+}  // namespace
+}  // namespace fg
