@@ -1,0 +1,266 @@
+#include "unwind/process_table.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+
+#include "perf/perf_records.h"
+
+namespace fg {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+const MapEntry* find_in(const std::vector<const MapEntry*>& maps, uint64_t address) {
+  // First map with start > address, then step back one.
+  auto it = std::upper_bound(maps.begin(), maps.end(), address,
+                             [](uint64_t a, const MapEntry* e) { return a < e->start; });
+  if (it == maps.begin()) return nullptr;
+  const MapEntry* e = *(it - 1);
+  return e->contains(address) ? e : nullptr;
+}
+
+}  // namespace
+
+bool MapEntry::is_file_backed() const {
+  if (path.empty() || path[0] != '/') return false;
+  if (starts_with(path, "//anon") || starts_with(path, "/memfd:") || starts_with(path, "/SYSV") ||
+      starts_with(path, "/dev/"))
+    return false;
+  constexpr std::string_view deleted = " (deleted)";
+  if (path.size() >= deleted.size() && path.substr(path.size() - deleted.size()) == deleted)
+    return false;
+  return true;
+}
+
+bool MapEntry::is_kernel() const {
+  return starts_with(path, "[kernel.kallsyms]") || start >= 0xffff800000000000ull;
+}
+
+const MapEntry* ProcessMaps::find(uint64_t address) const {
+  uint32_t hint = last_hit.load(std::memory_order_relaxed);
+  if (hint < maps.size() && maps[hint]->contains(address)) return maps[hint];
+  auto it = std::upper_bound(maps.begin(), maps.end(), address,
+                             [](uint64_t a, const MapEntry* e) { return a < e->start; });
+  if (it == maps.begin()) return nullptr;
+  --it;
+  if (!(*it)->contains(address)) return nullptr;
+  last_hit.store(static_cast<uint32_t>(it - maps.begin()), std::memory_order_relaxed);
+  return *it;
+}
+
+bool ProcessMaps::has(const MapEntry* entry) const {
+  return entry != nullptr && find_in(maps, entry->start) == entry;
+}
+
+ProcessTable::ProcessTable() : kernel_(std::make_unique<ProcessMaps>()) {
+  kernel_->pid = kKernelPid;
+  kernel_->incarnation = ++clock_;
+  kernel_->generation = clock_;
+}
+
+ProcessTable::~ProcessTable() = default;
+
+std::string_view ProcessTable::intern(std::string_view s) {
+  // Node-based set: the strings never move, so views into them stay valid.
+  return *strings_.emplace(s).first;
+}
+
+const MapEntry* ProcessTable::new_entry(const MapEntry& e) {
+  entries_.push_back(e);
+  entries_.back().id = next_entry_id_++;
+  return &entries_.back();
+}
+
+ProcessMaps& ProcessTable::fresh_process(int32_t pid) {
+  auto& slot = processes_[pid];
+  slot = std::make_unique<ProcessMaps>();
+  slot->pid = pid;
+  slot->incarnation = ++clock_;
+  slot->generation = clock_;
+  return *slot;
+}
+
+ProcessMaps& ProcessTable::process_for_update(int32_t pid) {
+  auto it = processes_.find(pid);
+  if (it != processes_.end()) return *it->second;
+  return fresh_process(pid);
+}
+
+void ProcessTable::insert_map(ProcessMaps& p, const MapEntry& e) {
+  auto& maps = p.maps;
+  // First map that ends after e.start: everything before it is untouched.
+  auto first = std::lower_bound(maps.begin(), maps.end(), e.start,
+                                [](const MapEntry* m, uint64_t s) { return m->end <= s; });
+  auto last = first;
+  // Only the first overlapped map can leave a head [old.start, e.start) and
+  // only the last a tail [e.end, old.end); the tail's file offset moves on.
+  const MapEntry* head = nullptr;
+  const MapEntry* tail = nullptr;
+  while (last != maps.end() && (*last)->start < e.end) {
+    const MapEntry* old = *last;
+    if (old->start < e.start) {
+      MapEntry h = *old;
+      h.end = e.start;
+      head = new_entry(h);
+      ++stats_.splits;
+    }
+    if (old->end > e.end) {
+      MapEntry t = *old;
+      t.start = e.end;
+      t.pgoff = old->pgoff + (e.end - old->start);
+      tail = new_entry(t);
+      ++stats_.splits;
+    }
+    ++stats_.replaced;
+    ++last;
+  }
+  const MapEntry* added = new_entry(e);
+  const MapEntry* merged[3];
+  size_t n = 0;
+  if (head) merged[n++] = head;
+  merged[n++] = added;
+  if (tail) merged[n++] = tail;
+  auto pos = maps.erase(first, last);
+  maps.insert(pos, merged, merged + n);
+  touch(p);
+}
+
+const MapEntry* ProcessTable::add_mmap(int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                                       std::string_view filename, bool executable, uint32_t prot,
+                                       uint32_t flags, const uint8_t* build_id,
+                                       size_t build_id_size) {
+  ++stats_.mmaps;
+  if (len == 0 || start + len < start) return nullptr;  // empty or wrapping: ignore
+  MapEntry e;
+  e.start = start;
+  e.end = start + len;
+  e.pgoff = pgoff;
+  e.path = intern(filename);
+  e.prot = prot;
+  e.flags = flags;
+  e.executable = executable;
+  if (build_id != nullptr && build_id_size > 0) {
+    e.build_id_size = static_cast<uint8_t>(std::min<size_t>(build_id_size, e.build_id.size()));
+    std::copy(build_id, build_id + e.build_id_size, e.build_id.begin());
+  }
+  bool kernel_address = start >= 0xffff800000000000ull;
+  if (pid == kKernelPid || kernel_address) {
+    ++stats_.kernel_maps;
+    insert_map(*kernel_, e);
+    const MapEntry* added = kernel_->find(start);
+    if (starts_with(filename, "[kernel.kallsyms]")) kernel_text_ = added;
+    return added;
+  }
+  ProcessMaps& p = process_for_update(pid);
+  insert_map(p, e);
+  return p.find(start);
+}
+
+void ProcessTable::on_comm(int32_t pid, int32_t tid, std::string_view comm, bool exec) {
+  ++stats_.comms;
+  std::string_view name = intern(comm);
+  ProcessMaps* p;
+  if (exec) {
+    ++stats_.execs;
+    // exec replaces the address space; the new image's MMAPs follow.
+    auto it = processes_.find(pid);
+    if (it == processes_.end()) {
+      p = &fresh_process(pid);
+    } else {
+      p = it->second.get();
+      p->maps.clear();
+      p->incarnation = ++clock_;
+      p->exited = false;
+      touch(*p);
+    }
+  } else {
+    p = &process_for_update(pid);
+  }
+  if (tid == pid || exec || p->comm.empty()) p->comm = name;
+  Thread& t = threads_[tid];
+  t.pid = pid;
+  t.comm = name;
+}
+
+void ProcessTable::on_fork(int32_t pid, int32_t ppid, int32_t tid, int32_t ptid) {
+  std::string_view parent_comm = comm_of(ppid, ptid);
+  if (pid == ppid) {
+    ++stats_.thread_forks;
+    ProcessMaps& p = process_for_update(pid);
+    if (p.comm.empty()) p.comm = parent_comm;
+  } else {
+    ++stats_.forks;
+    const ProcessMaps* parent = process(ppid);
+    if (processes_.count(pid) != 0) ++stats_.pid_reuses;
+    std::vector<const MapEntry*> maps;
+    if (parent != nullptr) maps = parent->maps;
+    ProcessMaps& child = fresh_process(pid);
+    child.maps = std::move(maps);
+    child.comm = parent_comm;
+  }
+  Thread& t = threads_[tid];
+  t.pid = pid;
+  t.comm = parent_comm;
+}
+
+void ProcessTable::on_exit(int32_t pid, int32_t tid) {
+  ++stats_.exits;
+  // Keep the maps and names: late samples of the thread may still refer to
+  // them; a later FORK with the same pid replaces the process.
+  if (tid == pid) {
+    auto it = processes_.find(pid);
+    if (it != processes_.end()) it->second->exited = true;
+  }
+}
+
+const MapEntry* ProcessTable::apply(const MmapRecord& r) {
+  uint32_t prot = r.prot;
+  if (!r.is_mmap2) prot = r.executable ? (PROT_READ | PROT_EXEC) : PROT_READ;
+  return add_mmap(r.pid, r.start, r.len, r.pgoff, r.filename, r.executable, prot, r.flags,
+                  r.build_id, r.build_id_size);
+}
+
+void ProcessTable::apply(const CommRecord& r) { on_comm(r.pid, r.tid, r.comm, r.exec); }
+void ProcessTable::apply_fork(const TaskRecord& r) { on_fork(r.pid, r.ppid, r.tid, r.ptid); }
+void ProcessTable::apply_exit(const TaskRecord& r) { on_exit(r.pid, r.tid); }
+
+const MapEntry* ProcessTable::find(int32_t pid, uint64_t address) const {
+  const ProcessMaps* p = process(pid);
+  return p != nullptr ? p->find(address) : nullptr;
+}
+
+const MapEntry* ProcessTable::find_kernel(uint64_t address) const { return kernel_->find(address); }
+
+const ProcessMaps* ProcessTable::process(int32_t pid) const {
+  if (pid == kKernelPid) return kernel_.get();
+  auto it = processes_.find(pid);
+  return it != processes_.end() ? it->second.get() : nullptr;
+}
+
+std::string_view ProcessTable::comm_of(int32_t tid) const {
+  auto it = threads_.find(tid);
+  if (it != threads_.end()) {
+    if (!it->second.comm.empty()) return it->second.comm;
+    if (const ProcessMaps* p = process(it->second.pid)) return p->comm;
+  }
+  if (const ProcessMaps* p = process(tid)) return p->comm;
+  return {};
+}
+
+std::string_view ProcessTable::comm_of(int32_t pid, int32_t tid) const {
+  auto it = threads_.find(tid);
+  if (it != threads_.end() && !it->second.comm.empty()) return it->second.comm;
+  if (const ProcessMaps* p = process(pid)) return p->comm;
+  return {};
+}
+
+int32_t ProcessTable::pid_of(int32_t tid) const {
+  auto it = threads_.find(tid);
+  return it != threads_.end() ? it->second.pid : -1;
+}
+
+}  // namespace fg

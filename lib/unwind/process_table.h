@@ -1,0 +1,150 @@
+// The address spaces and thread names of the recorded processes, rebuilt from
+// MMAP/MMAP2, COMM, FORK and EXIT records in time order, so that a sample's
+// addresses can be mapped to the file and offset they came from.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace fg {
+
+// lib/perf/perf_records.h
+struct MmapRecord;
+struct CommRecord;
+struct TaskRecord;
+
+// One mapping [start, end) of a process. Entries are immutable once created
+// (except the symbolisation slot) and live as long as the ProcessTable, so a
+// pointer stays valid and identifies the mapping: a fragment left over after a
+// split is a new entry, and a forked child shares its parent's entries.
+struct MapEntry {
+  static constexpr uint64_t kNoObject = ~uint64_t{0};
+
+  uint64_t start = 0;
+  uint64_t end = 0;       // exclusive
+  uint64_t pgoff = 0;     // file offset of `start`
+  std::string_view path;  // interned in the ProcessTable; "[kernel.kallsyms]_text", "//anon", ...
+  std::array<uint8_t, 20> build_id{};
+  uint8_t build_id_size = 0;
+  uint32_t prot = 0;      // PROT_* (MMAP2); MMAP (type 1) maps count as PROT_EXEC
+  uint32_t flags = 0;     // MAP_* (MMAP2)
+  bool executable = true;
+  uint64_t id = 0;        // unique per entry in this table (creation order)
+  // Free for the consumer (the fold stage caches a SymbolCache object handle
+  // here). Copied into fragments when the entry is split.
+  mutable uint64_t object_slot = kNoObject;
+
+  uint64_t file_offset(uint64_t address) const { return address - start + pgoff; }
+  bool contains(uint64_t address) const { return address >= start && address < end; }
+  // True for maps backed by a file we could open ("/..."), false for
+  // "[heap]", "//anon", "[vdso]", "/memfd:..." and other special names.
+  bool is_file_backed() const;
+  bool is_kernel() const;  // "[kernel.kallsyms]..." or a module map of pid -1
+};
+
+// One process incarnation: a pid between FORK/first sight and pid reuse.
+struct ProcessMaps {
+  int32_t pid = 0;
+  // Bumped (to a table-wide unique value) whenever `maps` changes, so caches
+  // built from the maps (a Dwfl) can tell they may be stale.
+  uint64_t generation = 0;
+  // Unique per incarnation: changes on exec, pid reuse and a new process.
+  uint64_t incarnation = 0;
+  std::string_view comm;  // the main thread's latest comm (interned)
+  bool exited = false;
+  std::vector<const MapEntry*> maps;  // sorted by start, non-overlapping
+  // Index into maps of the last hit of find(); a hint only, so relaxed.
+  mutable std::atomic<uint32_t> last_hit{0};
+
+  // The mapping containing address, or nullptr. O(1) on a repeat hit, else a
+  // binary search. Safe to call from several threads while nothing mutates.
+  const MapEntry* find(uint64_t address) const;
+  // Whether entry is still one of this process's maps.
+  bool has(const MapEntry* entry) const;
+};
+
+struct ProcessTableStats {
+  uint64_t mmaps = 0, comms = 0, execs = 0, forks = 0, thread_forks = 0, exits = 0;
+  uint64_t pid_reuses = 0, splits = 0, replaced = 0, kernel_maps = 0;
+};
+
+class ProcessTable {
+ public:
+  static constexpr int32_t kKernelPid = -1;
+
+  ProcessTable();
+  ~ProcessTable();
+  ProcessTable(const ProcessTable&) = delete;
+  ProcessTable& operator=(const ProcessTable&) = delete;
+
+  // Adds a mapping to pid's address space; whatever it overlaps is cut away
+  // (fragments keep their file offsets right). pid -1 is the kernel: the
+  // "[kernel.kallsyms]_text" map and module maps go to the kernel table.
+  const MapEntry* add_mmap(int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                           std::string_view filename, bool executable, uint32_t prot = 0,
+                           uint32_t flags = 0, const uint8_t* build_id = nullptr,
+                           size_t build_id_size = 0);
+  // A thread's new name; exec == COMM_EXEC resets the process's maps.
+  void on_comm(int32_t pid, int32_t tid, std::string_view comm, bool exec);
+  // pid == ppid: a new thread sharing the process; otherwise a new process
+  // with a copy of the parent's maps and comm (replacing a reused pid).
+  void on_fork(int32_t pid, int32_t ppid, int32_t tid, int32_t ptid);
+  void on_exit(int32_t pid, int32_t tid);
+
+  // Record-struct forms (lib/perf), for the fold stage's RecordHandler.
+  const MapEntry* apply(const MmapRecord& r);
+  void apply(const CommRecord& r);
+  void apply_fork(const TaskRecord& r);
+  void apply_exit(const TaskRecord& r);
+
+  // The user mapping of pid containing address, or nullptr.
+  const MapEntry* find(int32_t pid, uint64_t address) const;
+  // A kernel or kernel-module mapping containing address, or nullptr.
+  const MapEntry* find_kernel(uint64_t address) const;
+  // The "[kernel.kallsyms]_text" map, or nullptr.
+  const MapEntry* kernel_map() const { return kernel_text_; }
+  // The current incarnation of pid, or nullptr.
+  const ProcessMaps* process(int32_t pid) const;
+  const ProcessMaps& kernel() const { return *kernel_; }
+
+  // The thread's latest comm, else its process's, else empty.
+  std::string_view comm_of(int32_t tid) const;
+  std::string_view comm_of(int32_t pid, int32_t tid) const;
+  // The pid a thread belongs to, or -1 if the thread is unknown.
+  int32_t pid_of(int32_t tid) const;
+
+  const ProcessTableStats& stats() const { return stats_; }
+  size_t process_count() const { return processes_.size(); }
+
+ private:
+  struct Thread {
+    int32_t pid = -1;
+    std::string_view comm;
+  };
+  ProcessMaps& process_for_update(int32_t pid);
+  ProcessMaps& fresh_process(int32_t pid);
+  void insert_map(ProcessMaps& p, const MapEntry& e);
+  const MapEntry* new_entry(const MapEntry& e);
+  std::string_view intern(std::string_view s);
+  void touch(ProcessMaps& p) { p.generation = ++clock_; }
+
+  std::unordered_set<std::string> strings_;
+  std::deque<MapEntry> entries_;
+  std::unordered_map<int32_t, std::unique_ptr<ProcessMaps>> processes_;
+  std::unordered_map<int32_t, Thread> threads_;
+  std::unique_ptr<ProcessMaps> kernel_;
+  const MapEntry* kernel_text_ = nullptr;
+  uint64_t clock_ = 0;
+  uint64_t next_entry_id_ = 1;
+  ProcessTableStats stats_;
+};
+
+}  // namespace fg

@@ -1,0 +1,233 @@
+// ProcessTable: the map lifecycle rules of perfdata-notes §2.3/§8 bug 12
+// (overlap splitting, fork copy vs thread share, exec reset, pid reuse,
+// kernel maps, comm per thread).
+#include "unwind/process_table.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <random>
+
+#include "perf/perf_records.h"
+
+namespace {
+
+using fg::MapEntry;
+using fg::ProcessTable;
+
+std::string describe(const fg::ProcessMaps& p) {
+  std::string s;
+  char buf[128];
+  for (const MapEntry* m : p.maps) {
+    snprintf(buf, sizeof buf, "[%llx,%llx)@%llx:%.*s ", (unsigned long long)m->start,
+             (unsigned long long)m->end, (unsigned long long)m->pgoff, (int)m->path.size(),
+             m->path.data());
+    s += buf;
+  }
+  return s;
+}
+
+TEST(ProcessTable, NewMappingCutsOldOnesAndKeepsFileOffsets) {
+  ProcessTable t;
+  t.add_mmap(10, 0x1000, 0x4000, 0x0, "/lib/a.so", true, PROT_READ | PROT_EXEC);
+  uint64_t g1 = t.process(10)->generation;
+  t.add_mmap(10, 0x2000, 0x1000, 0x7000, "/lib/b.so", true, PROT_READ | PROT_EXEC);
+  EXPECT_NE(t.process(10)->generation, g1);
+  EXPECT_EQ(describe(*t.process(10)),
+            "[1000,2000)@0:/lib/a.so [2000,3000)@7000:/lib/b.so [3000,5000)@2000:/lib/a.so ");
+  // One mapping over several: the first keeps its head, the last its tail.
+  t.add_mmap(10, 0x1800, 0x2000, 0x0, "//anon", false, PROT_READ | PROT_WRITE);
+  EXPECT_EQ(describe(*t.process(10)),
+            "[1000,1800)@0:/lib/a.so [1800,3800)@0://anon [3800,5000)@2800:/lib/a.so ");
+  // Exact replacement and adjacent maps (no split).
+  t.add_mmap(10, 0x1800, 0x2000, 0x100, "/lib/c.so", true);
+  t.add_mmap(10, 0x5000, 0x1000, 0x0, "/lib/d.so", true);
+  EXPECT_EQ(describe(*t.process(10)),
+            "[1000,1800)@0:/lib/a.so [1800,3800)@100:/lib/c.so [3800,5000)@2800:/lib/a.so "
+            "[5000,6000)@0:/lib/d.so ");
+  EXPECT_EQ(t.find(10, 0x17ff)->path, "/lib/a.so");
+  EXPECT_EQ(t.find(10, 0x1800)->path, "/lib/c.so");
+  EXPECT_EQ(t.find(10, 0x5fff)->path, "/lib/d.so");
+  EXPECT_EQ(t.find(10, 0x6000), nullptr);
+  EXPECT_EQ(t.find(10, 0xfff), nullptr);
+  EXPECT_EQ(t.find(11, 0x1800), nullptr);
+  EXPECT_EQ(t.find(10, 0x3900)->file_offset(0x3900), 0x2900u);
+  // A map covering everything replaces all.
+  t.add_mmap(10, 0x0, 0x10000, 0x0, "/bin/big", true);
+  EXPECT_EQ(describe(*t.process(10)), "[0,10000)@0:/bin/big ");
+  EXPECT_GE(t.stats().splits, 4u);
+}
+
+TEST(ProcessTable, SplitFragmentsAreNewEntriesAndKeepTheObjectSlot) {
+  ProcessTable t;
+  const MapEntry* a = t.add_mmap(1, 0x1000, 0x3000, 0, "/lib/a.so", true);
+  a->object_slot = 42;
+  t.add_mmap(1, 0x2000, 0x1000, 0, "/lib/b.so", true);
+  const MapEntry* head = t.find(1, 0x1000);
+  const MapEntry* tail = t.find(1, 0x3000);
+  EXPECT_NE(head, a);
+  EXPECT_NE(tail, a);
+  EXPECT_FALSE(t.process(1)->has(a));
+  EXPECT_TRUE(t.process(1)->has(head));
+  EXPECT_EQ(head->object_slot, 42u);
+  EXPECT_EQ(tail->object_slot, 42u);
+  EXPECT_EQ(t.find(1, 0x2000)->object_slot, MapEntry::kNoObject);
+  EXPECT_NE(head->id, tail->id);
+}
+
+TEST(ProcessTable, ForkCopiesMapsButThreadsShareThem) {
+  ProcessTable t;
+  t.on_comm(100, 100, "parent", false);
+  t.add_mmap(100, 0x1000, 0x1000, 0, "/bin/prog", true);
+  // A thread: same process, inherits the name until its own COMM.
+  t.on_fork(100, 100, 101, 100);
+  EXPECT_EQ(t.pid_of(101), 100);
+  EXPECT_EQ(t.comm_of(101), "parent");
+  t.on_comm(100, 101, "worker", false);
+  EXPECT_EQ(t.comm_of(101), "worker");
+  EXPECT_EQ(t.comm_of(100), "parent");
+  EXPECT_EQ(t.process(100)->comm, "parent");
+  // MMAPs from the thread land in the shared process.
+  t.add_mmap(100, 0x8000, 0x1000, 0, "/lib/dl.so", true);
+  EXPECT_NE(t.find(100, 0x8000), nullptr);
+
+  // A new process: a copy.
+  t.on_fork(200, 100, 200, 100);
+  EXPECT_EQ(t.comm_of(200), "parent");
+  EXPECT_EQ(t.find(200, 0x1000), t.find(100, 0x1000));  // same entry, shared
+  t.add_mmap(200, 0x1000, 0x1000, 0, "/lib/other.so", true);
+  EXPECT_EQ(t.find(200, 0x1000)->path, "/lib/other.so");
+  EXPECT_EQ(t.find(100, 0x1000)->path, "/bin/prog");  // the parent is untouched
+  t.add_mmap(100, 0x20000, 0x1000, 0, "/lib/late.so", true);
+  EXPECT_EQ(t.find(200, 0x20000), nullptr);
+  EXPECT_NE(t.process(200)->incarnation, t.process(100)->incarnation);
+  // Unknown parent: an empty process.
+  t.on_fork(300, 299, 300, 299);
+  ASSERT_NE(t.process(300), nullptr);
+  EXPECT_TRUE(t.process(300)->maps.empty());
+}
+
+TEST(ProcessTable, ExecResetsTheAddressSpace) {
+  ProcessTable t;
+  t.on_comm(100, 100, "sh", false);
+  t.add_mmap(100, 0x1000, 0x1000, 0, "/bin/sh", true);
+  const fg::ProcessMaps* p = t.process(100);
+  uint64_t inc = p->incarnation, gen = p->generation;
+  t.on_comm(100, 100, "prog", true);
+  p = t.process(100);
+  EXPECT_TRUE(p->maps.empty());
+  EXPECT_NE(p->incarnation, inc);
+  EXPECT_NE(p->generation, gen);
+  EXPECT_EQ(t.comm_of(100), "prog");
+  EXPECT_EQ(t.find(100, 0x1000), nullptr);
+  t.add_mmap(100, 0x1000, 0x1000, 0, "/bin/prog", true);
+  EXPECT_EQ(t.find(100, 0x1000)->path, "/bin/prog");
+  EXPECT_EQ(t.stats().execs, 1u);
+}
+
+TEST(ProcessTable, PidReuseStartsAFreshProcess) {
+  ProcessTable t;
+  t.on_comm(1, 1, "init", false);
+  t.add_mmap(1, 0x1000, 0x1000, 0, "/sbin/init", true);
+  t.on_fork(50, 1, 50, 1);
+  t.on_comm(50, 50, "first", true);
+  t.add_mmap(50, 0x9000, 0x1000, 0, "/bin/first", true);
+  uint64_t inc = t.process(50)->incarnation;
+  t.on_exit(50, 50);
+  EXPECT_TRUE(t.process(50)->exited);
+  EXPECT_NE(t.find(50, 0x9000), nullptr);  // late samples still resolve
+  t.on_fork(50, 1, 50, 1);
+  EXPECT_FALSE(t.process(50)->exited);
+  EXPECT_NE(t.process(50)->incarnation, inc);
+  EXPECT_EQ(t.find(50, 0x9000), nullptr);
+  EXPECT_EQ(t.find(50, 0x1000)->path, "/sbin/init");
+  EXPECT_EQ(t.comm_of(50), "init");
+  EXPECT_EQ(t.stats().pid_reuses, 1u);
+}
+
+TEST(ProcessTable, KernelMapsAreSeparate) {
+  ProcessTable t;
+  t.add_mmap(-1, 0xffffffff81000000ull, 0x120bb08, 0xffffffff81000000ull,
+             "[kernel.kallsyms]_text", true);
+  t.add_mmap(-1, 0xffffffffc0000000ull, 0x5000, 0, "/lib/modules/x/kernel/foo.ko", true);
+  ASSERT_NE(t.kernel_map(), nullptr);
+  EXPECT_EQ(t.kernel_map()->path, "[kernel.kallsyms]_text");
+  EXPECT_TRUE(t.kernel_map()->is_kernel());
+  EXPECT_EQ(t.find_kernel(0xffffffff81000100ull), t.kernel_map());
+  EXPECT_EQ(t.find_kernel(0xffffffffc0000010ull)->path, "/lib/modules/x/kernel/foo.ko");
+  EXPECT_EQ(t.find_kernel(0xffffffffc0005000ull), nullptr);
+  EXPECT_EQ(t.process_count(), 0u);  // no user process was created
+  EXPECT_EQ(t.find(-1, 0xffffffff81000100ull), t.kernel_map());
+}
+
+TEST(ProcessTable, CommFallsBackToTheProcess) {
+  ProcessTable t;
+  EXPECT_EQ(t.comm_of(5), "");
+  t.on_comm(5, 5, "main", false);
+  EXPECT_EQ(t.comm_of(5, 6), "main");  // thread 6 never seen: the process's name
+  EXPECT_EQ(t.comm_of(6), "");
+  t.on_comm(5, 6, "helper", false);
+  EXPECT_EQ(t.comm_of(5, 6), "helper");
+}
+
+TEST(ProcessTable, RecordStructsAreApplied) {
+  ProcessTable t;
+  fg::CommRecord c;
+  c.pid = c.tid = 7;
+  c.comm = "prog";
+  t.apply(c);
+  fg::MmapRecord m;
+  m.pid = m.tid = 7;
+  m.start = 0x400000;
+  m.len = 0x1000;
+  m.pgoff = 0x1000;
+  m.filename = "/bin/prog";
+  m.is_mmap2 = true;
+  m.prot = PROT_READ | PROT_EXEC;
+  uint8_t bid[20] = {0xab, 0xcd};
+  m.build_id = bid;
+  m.build_id_size = 20;
+  const MapEntry* e = t.apply(m);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->build_id_size, 20);
+  EXPECT_EQ(e->build_id[1], 0xcd);
+  EXPECT_EQ(e->pgoff, 0x1000u);
+  fg::TaskRecord f;
+  f.pid = 8;
+  f.ppid = 7;
+  f.tid = 8;
+  f.ptid = 7;
+  t.apply_fork(f);
+  EXPECT_EQ(t.find(8, 0x400010), e);
+  t.apply_exit(f);
+  EXPECT_TRUE(t.process(8)->exited);
+  fg::MmapRecord v1;  // MMAP (type 1): executable, no prot in the record
+  v1.pid = 7;
+  v1.start = 0x500000;
+  v1.len = 0x1000;
+  v1.filename = "/lib/x.so";
+  const MapEntry* x = t.apply(v1);
+  EXPECT_TRUE(x->prot & PROT_EXEC);
+  EXPECT_TRUE(x->executable);
+}
+
+TEST(ProcessTable, FindAgreesWithALinearScan) {
+  ProcessTable t;
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 3000; ++i) {
+    uint64_t start = (rng() % 100000) * 0x100;
+    uint64_t len = (1 + rng() % 64) * 0x100;
+    t.add_mmap(9, start, len, rng() % 16 * 0x1000, i % 2 ? "/a" : "/b", true);
+  }
+  const auto& maps = t.process(9)->maps;
+  for (size_t i = 1; i < maps.size(); ++i) ASSERT_LE(maps[i - 1]->end, maps[i]->start);
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t a = rng() % (100100 * 0x100);
+    const MapEntry* want = nullptr;
+    for (const MapEntry* m : maps)
+      if (m->contains(a)) want = m;
+    ASSERT_EQ(t.find(9, a), want) << std::hex << a;
+  }
+}
+
+}  // namespace
