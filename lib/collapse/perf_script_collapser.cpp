@@ -1,0 +1,375 @@
+#include "collapse/perf_script_collapser.h"
+
+#include <cmath>
+#include <cstring>
+#include <sys/stat.h>
+
+#include "collapse/line_reader.h"
+#include "diagnostics/input_error.h"
+#include "diagnostics/progress.h"
+
+namespace fg {
+
+namespace {
+
+// Task state letters as the sched_switch print format writes them.
+constexpr std::string_view kStateLetters = "RSDTtXZPIKWN";
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_sched_switch(std::string_view event) { return ends_with(event, "sched_switch"); }
+
+// "cycles:u" -> "cycles"; "sched:sched_switch" unchanged (the part after the
+// last ':' is only a modifier when it is made of modifier letters).
+std::string_view without_modifiers(std::string_view event) {
+  size_t colon = event.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == event.size()) return event;
+  for (char c : event.substr(colon + 1))
+    if (!std::strchr("ukhpPGHSDIWe", c)) return event;
+  return event.substr(0, colon);
+}
+
+bool parse_int(std::string_view s, int64_t& v) {
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg) s.remove_prefix(1);
+  if (s.empty() || s.size() > 18) return false;
+  int64_t r = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    r = r * 10 + (c - '0');
+  }
+  v = neg ? -r : r;
+  return true;
+}
+
+// Value of "key=" in tracepoint text, up to the next " name=" for prev_comm /
+// next_comm (which may contain spaces) or the next space otherwise.
+std::string_view trace_field(std::string_view text, std::string_view key, std::string_view next_key) {
+  size_t k = 0;
+  for (;;) {
+    k = text.find(key, k);
+    if (k == std::string_view::npos) return {};
+    if (k == 0 || text[k - 1] == ' ') break;
+    k += key.size();
+  }
+  size_t b = k + key.size();
+  size_t e;
+  if (!next_key.empty()) {
+    e = text.find(next_key, b);
+    if (e == std::string_view::npos) return {};
+  } else {
+    e = text.find(' ', b);
+    if (e == std::string_view::npos) e = text.size();
+  }
+  return text.substr(b, e - b);
+}
+
+}  // namespace
+
+uint32_t state_bit(std::string_view prev_state) {
+  if (prev_state.empty()) return 0;
+  size_t i = kStateLetters.find(prev_state[0]);
+  return i == std::string_view::npos ? 0 : (1u << i);
+}
+
+uint32_t parse_state_filter(const std::string& text) {
+  if (text == "voluntary") return ~0u & ~state_bit("R");
+  if (text == "involuntary") return state_bit("R");
+  uint32_t mask = 0;
+  for (char c : text) {
+    if (c == ',' || c == '|' || c == ' ' || c == '+') continue;
+    uint32_t bit = state_bit(std::string_view(&c, 1));
+    if (!bit)
+      throw UsageError("--state: unknown task state '" + std::string(1, c) +
+                       "' (use letters of R S D T t X Z P I, or voluntary / involuntary)");
+    mask |= bit;
+  }
+  if (!mask) throw UsageError("--state: no task state given");
+  return mask;
+}
+
+PerfScriptCollapser::PerfScriptCollapser(FoldedProfile& out, CollapseOptions options, std::string source)
+    : out_(out), opt_(std::move(options)), source_(std::move(source)) {
+  frames_.reserve(256);
+  stack_.reserve(256);
+}
+
+void PerfScriptCollapser::malformed(const std::string& what, uint64_t line) {
+  if (!opt_.lenient) throw InputError::at_line(source_, line, what);
+  if (stats_.malformed_skipped++ == 0) stats_.first_malformed = InputError::at_line(source_, line, what).what();
+  if (in_sample_) broken_ = true;
+}
+
+bool PerfScriptCollapser::wanted_on_cpu(std::string_view event) {
+  if (!opt_.event.empty()) return event == opt_.event || without_modifiers(event) == opt_.event;
+  // As the reference folding: the first sampling event that is not the
+  // off-CPU tracepoint (a mixed recording folds its cpu-clock samples).
+  if (!chose_event_) {
+    if (is_sched_switch(event)) return false;
+    chose_event_ = true;
+    stats_.event.assign(event.data(), event.size());
+  }
+  return event == stats_.event;
+}
+
+void PerfScriptCollapser::begin_sample(const PerfScriptHeader& h) {
+  in_sample_ = true;
+  tentative_ = h.tentative;
+  tentative_line_ = line_no_;
+  broken_ = false;
+  has_frames_ = false;
+  frames_.clear();
+  comm_.assign(h.comm.data(), h.comm.size());
+  pid_.assign(h.pid.data(), h.pid.size());
+  tid_.assign(h.tid.data(), h.tid.size());
+  event_.assign(h.event.data(), h.event.size());
+  rest_.assign(h.rest.data(), h.rest.size());
+  has_time_ = h.has_time;
+  time_ns_ = h.time_ns;
+  has_period_ = h.has_period;
+  period_ = h.period;
+  stats_.samples++;
+  if (opt_.off_cpu) {
+    wanted_ = is_sched_switch(event_);
+  } else {
+    if (is_sched_switch(event_)) sched_switch_samples_++;
+    wanted_ = wanted_on_cpu(event_);
+    if (!wanted_) stats_.samples_other_event++;
+  }
+}
+
+void PerfScriptCollapser::add_frame(const PerfScriptFrame& f) {
+  has_frames_ = true;
+  if (!wanted_ || broken_) return;
+  if (f.inlined && !opt_.keep_inline) return;
+  tidy_frame(f.symbol, f.dso, f.address, opt_.tidy, name_);
+  FrameId id = out_.intern(name_);
+  if (!f.dso.empty() && out_.frame_object(id).empty()) out_.set_frame_object(id, f.dso);
+  frames_.push_back(id);
+}
+
+FrameId PerfScriptCollapser::root_frame(std::string_view comm, std::string_view pid, std::string_view tid) {
+  name_.clear();
+  for (char c : comm) name_ += c == ' ' ? '_' : c == ';' ? ':' : c;
+  if (opt_.root != CollapseOptions::Root::Comm) {
+    name_ += '-';
+    name_ += pid.empty() ? std::string_view("?") : pid;
+    if (opt_.root == CollapseOptions::Root::CommPidTid) {
+      name_ += '/';
+      name_ += tid.empty() ? std::string_view("?") : tid;
+    }
+  }
+  return out_.intern(name_);
+}
+
+void PerfScriptCollapser::flush_sample() {
+  if (!in_sample_) return;
+  in_sample_ = false;
+  if (tentative_ && !has_frames_) {
+    // A line with no time, cpu or event and no callchain below it.
+    bool was_lenient_broken = broken_;
+    broken_ = false;
+    if (!was_lenient_broken) malformed("not a perf script sample header or callchain line", tentative_line_);
+    return;
+  }
+  if (!wanted_ || broken_) return;
+  if (!has_frames_ && !rest_.empty()) {
+    // Without -g, perf prints "ip sym (dso)" on the header line.
+    PerfScriptFrame f;
+    if (parse_perf_script_frame(rest_, f) && f.address.size() >= 1 && !f.symbol.empty()) add_frame(f);
+  }
+  if (opt_.off_cpu) {
+    handle_switch_sample();
+    return;
+  }
+  stack_.clear();
+  stack_.push_back(root_frame(comm_, pid_, tid_));
+  stack_.insert(stack_.end(), frames_.rbegin(), frames_.rend());
+  double weight = (!opt_.count_samples && has_period_) ? double(period_) : 1.0;
+  if (has_period_) saw_period_ = true;
+  out_.add(stack_, weight);
+  stats_.samples_folded++;
+}
+
+void PerfScriptCollapser::close_off_cpu(int64_t tid, uint64_t time_ns) {
+  auto it = pending_.find(tid);
+  if (it == pending_.end()) return;
+  Pending& p = it->second;
+  if (time_ns >= p.time_ns) {
+    double us = double(time_ns - p.time_ns) / 1000.0;
+    if (opt_.state_mask && !(opt_.state_mask & p.state)) {
+      stats_.filtered_state++;
+    } else if (us < opt_.min_block_us) {
+      stats_.filtered_short++;
+    } else {
+      out_.add(p.stack, us);
+      stats_.intervals++;
+    }
+  }
+  pending_.erase(it);
+}
+
+void PerfScriptCollapser::handle_switch_sample() {
+  std::string_view trace = rest_;
+  std::string_view prev_comm = trace_field(trace, "prev_comm=", " prev_pid=");
+  std::string_view prev_pid_text = trace_field(trace, "prev_pid=", {});
+  std::string_view prev_state = trace_field(trace, "prev_state=", {});
+  std::string_view next_pid_text = trace_field(trace, "next_pid=", {});
+  int64_t prev_pid = 0, next_pid = 0;
+  if (!parse_int(prev_pid_text, prev_pid) || !parse_int(next_pid_text, next_pid)) {
+    malformed("sched_switch sample without prev_pid=/next_pid= text (print it with perf script -F +trace)",
+              tentative_line_);
+    return;
+  }
+  if (!has_time_) {
+    malformed("sched_switch sample without a time (print it with perf script -F +time)", tentative_line_);
+    return;
+  }
+  // A task switching in ends its off-CPU interval (system-wide recordings).
+  close_off_cpu(next_pid, time_ns_);
+  if (prev_pid == 0) return;  // the idle task is never off-CPU time
+  stats_.switch_outs++;
+  Pending& p = pending_[prev_pid];
+  if (!p.stack.empty()) stats_.repeated_switch_outs++;  // its switch-in was missed
+  p.time_ns = time_ns_;
+  p.state = state_bit(prev_state);
+  p.stack.clear();
+  p.stack.push_back(root_frame(prev_comm, pid_, prev_pid_text));
+  p.stack.insert(p.stack.end(), frames_.rbegin(), frames_.rend());
+}
+
+void PerfScriptCollapser::feed(std::string_view line) {
+  line_no_++;
+  stats_.lines++;
+  if (line.find('\0') != std::string_view::npos) {
+    malformed("NUL byte: this is not perf script text (for perf.data use 'fgtool fold')", line_no_);
+    return;
+  }
+  if (line.empty() || line.find_first_not_of(" \t\r") == std::string_view::npos) {
+    flush_sample();
+    return;
+  }
+  if (line[0] == '#') return;  // perf's header comments
+  if (line[0] == '\t') {
+    PerfScriptFrame f;
+    if (!in_sample_) {
+      malformed("callchain line outside a sample (is a sample header missing?)", line_no_);
+      return;
+    }
+    if (!parse_perf_script_frame(line, f)) {
+      malformed("callchain line does not start with a hexadecimal address", line_no_);
+      return;
+    }
+    add_frame(f);
+    return;
+  }
+  if (in_sample_ && has_frames_ && line[0] == ' ') return;  // "  file.c:12" from -F +srcline
+  flush_sample();
+  PerfScriptHeader h;
+  if (!parse_perf_script_header(line, h)) {
+    malformed("not a perf script sample header", line_no_);
+    return;
+  }
+  if (!h.sideband.empty()) {
+    if (opt_.off_cpu && (h.sideband == "PERF_RECORD_SWITCH" || h.sideband == "PERF_RECORD_SWITCH_CPU_WIDE") &&
+        h.rest.substr(0, 2) == "IN" && (h.rest.size() == 2 || h.rest[2] == ' ')) {
+      stats_.switch_ins++;
+      int64_t tid = 0;
+      if (!h.has_time || !parse_int(h.tid, tid)) {
+        malformed("PERF_RECORD_SWITCH line without a thread id and time (use -F tid,time)", line_no_);
+        return;
+      }
+      close_off_cpu(tid, h.time_ns);
+    }
+    return;
+  }
+  begin_sample(h);
+}
+
+void PerfScriptCollapser::finish() {
+  flush_sample();
+  if (opt_.off_cpu) {
+    stats_.pending_at_end = pending_.size();
+    pending_.clear();
+    out_.units = "us";
+  } else if (saw_period_ && !opt_.count_samples) {
+    std::string_view ev = without_modifiers(stats_.event);
+    out_.units = (ev == "cpu-clock" || ev == "task-clock") ? "ns" : "period";
+  } else {
+    out_.units = "samples";
+  }
+}
+
+void PerfScriptCollapser::read(InputStream& in, uint64_t size) {
+  LineReader reader(in);
+  Progress progress("collapse " + source_, size, opt_.progress);
+  std::string_view line;
+  bool too_long = false;
+  while (reader.next(line, too_long)) {
+    if (too_long) {
+      line_no_++;
+      stats_.lines++;
+      malformed("line longer than 1 MiB: this is not perf script text", line_no_);
+      continue;
+    }
+    feed(line);
+    progress.update(reader.bytes_read());
+  }
+  finish();
+  progress.finish();
+}
+
+FoldedProfile collapse_perf_script(const std::string& path, const CollapseOptions& options, CollapseStats* stats) {
+  FoldedProfile profile;
+  InputStream in(path);
+  uint64_t size = 0;
+  struct stat st;
+  if (path != "-" && !in.gzip() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) size = uint64_t(st.st_size);
+  PerfScriptCollapser collapser(profile, options, in.name());
+  collapser.read(in, size);
+  if (stats) *stats = collapser.stats();
+  return profile;
+}
+
+}  // namespace fg
+
+namespace fg {
+
+bool looks_like_perf_script(std::string_view head) {
+  if (head.find('\0') != std::string_view::npos) return false;
+  size_t pos = 0;
+  while (pos < head.size()) {
+    size_t nl = head.find('\n', pos);
+    if (nl == std::string_view::npos) return false;  // need one whole line
+    std::string_view line = head.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    PerfScriptHeader h;
+    if (line[0] == '\t' || !parse_perf_script_header(line, h) || h.tentative) return false;
+    return h.has_time || !h.event.empty();
+  }
+  return false;
+}
+
+FoldedProfile with_rounded_weights(const FoldedProfile& profile) {
+  FoldedProfile rounded;
+  std::vector<FrameId> ids;
+  profile.for_each_stack([&](const std::vector<FrameId>& frames, double w) {
+    double r = std::round(w);
+    if (r <= 0) return;
+    ids.clear();
+    for (FrameId f : frames) {
+      FrameId id = rounded.intern(profile.frame_name(f));
+      if (rounded.frame_object(id).empty() && !profile.frame_object(f).empty())
+        rounded.set_frame_object(id, profile.frame_object(f));
+      ids.push_back(id);
+    }
+    rounded.add(ids, r);
+  });
+  rounded.units = profile.units;
+  return rounded;
+}
+
+}  // namespace fg

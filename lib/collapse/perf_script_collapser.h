@@ -1,0 +1,125 @@
+// Folds `perf script` text into a FoldedProfile, following the conventions of
+// stackcollapse-perf.pl (comm root frame, frames root first, first event only,
+// period weights) and, with off_cpu, pairs sched_switch samples with the next
+// switch-in to sum off-CPU microseconds. Shares nothing with the native
+// perf.data path, so each can check the other. Streams line by line: memory
+// grows with unique stacks and live threads, not with the input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collapse/frame_tidy.h"
+#include "collapse/perf_script_line.h"
+#include "folded/folded_profile.h"
+#include "folded/input_stream.h"
+
+namespace fg {
+
+struct CollapseOptions {
+  enum class Root { Comm, CommPid, CommPidTid };
+  Root root = Root::Comm;          // --pid: "comm-PID", --tid: "comm-PID/TID"
+  bool count_samples = false;      // --count: weight 1 per sample even when a period is printed
+  std::string event;               // --event: fold this event instead of the first one seen
+  FrameTidyOptions tidy;           // --kernel, --jit, --addrs
+  bool keep_inline = false;        // --inline: keep frames perf marks "(inlined)"
+  bool off_cpu = false;            // --off-cpu: microseconds off CPU per switch-out stack
+  uint32_t state_mask = 0;         // --state: prev_state letters to count (0 = all); see parse_state_filter
+  double min_block_us = 0;         // --min-block: ignore shorter off-CPU intervals
+  bool lenient = false;            // --lenient: skip malformed lines (and their sample) instead of failing
+  bool progress = false;           // progress on stderr while reading a file
+};
+
+// "S,D", "SD", "voluntary" (all but R), "involuntary" (R and R+) -> mask for
+// CollapseOptions::state_mask. Throws UsageError on unknown letters.
+uint32_t parse_state_filter(const std::string& text);
+// The mask bit of a printed prev_state ("S", "R+", "D|K"); 0 when unknown.
+uint32_t state_bit(std::string_view prev_state);
+
+struct CollapseStats {
+  uint64_t lines = 0;
+  uint64_t samples = 0;               // sample headers seen
+  uint64_t samples_folded = 0;        // on-CPU: samples added to the profile
+  uint64_t samples_other_event = 0;   // on-CPU: samples of events not folded
+  std::string event;                  // on-CPU: the event folded
+  uint64_t malformed_skipped = 0;     // --lenient: lines skipped
+  std::string first_malformed;        // --lenient: "FILE:LINE: what" of the first
+  // off-CPU
+  uint64_t switch_outs = 0;           // sched_switch samples of a task (pid != 0)
+  uint64_t switch_ins = 0;            // PERF_RECORD_SWITCH IN lines seen
+  uint64_t intervals = 0;             // off-CPU intervals counted
+  uint64_t repeated_switch_outs = 0;  // a switch-out while one was pending (switch-in missed)
+  uint64_t pending_at_end = 0;        // still off-CPU when the input ended: not counted
+  uint64_t filtered_state = 0;        // --state
+  uint64_t filtered_short = 0;        // --min-block
+};
+
+class PerfScriptCollapser {
+ public:
+  // Adds to `out`; `source` names the input in error messages.
+  PerfScriptCollapser(FoldedProfile& out, CollapseOptions options, std::string source = "-");
+  // One line without its '\n'. Throws InputError("SOURCE:LINE: ...") on
+  // malformed text unless options.lenient.
+  void feed(std::string_view line);
+  // Ends the input: flushes the last sample, sets the profile's units.
+  void finish();
+  // Feeds a whole stream and finishes. `size` (0 if unknown) is for progress.
+  void read(InputStream& in, uint64_t size = 0);
+  const CollapseStats& stats() const { return stats_; }
+
+ private:
+  void begin_sample(const PerfScriptHeader& h);
+  void add_frame(const PerfScriptFrame& f);
+  void flush_sample();
+  void malformed(const std::string& what, uint64_t line);
+  bool wanted_on_cpu(std::string_view event);
+  FrameId root_frame(std::string_view comm, std::string_view pid, std::string_view tid);
+  void close_off_cpu(int64_t tid, uint64_t time_ns);
+  void handle_switch_sample();
+
+  FoldedProfile& out_;
+  CollapseOptions opt_;
+  std::string source_;
+  CollapseStats stats_;
+  uint64_t line_no_ = 0;
+
+  // The sample being read (strings reused, so steady state does not allocate).
+  bool in_sample_ = false;
+  bool tentative_ = false;    // header without cpu/time/event: a callchain must follow
+  uint64_t tentative_line_ = 0;
+  bool wanted_ = false;       // fold this sample's frames
+  bool broken_ = false;       // --lenient: a line of this sample was malformed
+  bool has_frames_ = false;
+  std::string comm_, pid_, tid_, event_, rest_;
+  bool has_time_ = false, has_period_ = false;
+  uint64_t time_ns_ = 0, period_ = 0;
+  std::vector<FrameId> frames_;  // leaf first, as printed
+  std::vector<FrameId> stack_;   // root first
+  std::string name_;             // scratch for frame names
+  bool saw_period_ = false;
+  bool chose_event_ = false;
+  uint64_t sched_switch_samples_ = 0;
+
+  struct Pending {
+    uint64_t time_ns;
+    uint32_t state;
+    std::vector<FrameId> stack;
+  };
+  std::unordered_map<int64_t, Pending> pending_;
+};
+
+// Whether the start of a file looks like perf script text (a sample header
+// with a time or event name), for choosing a loader by content.
+bool looks_like_perf_script(std::string_view head);
+
+// A copy with each stack's weight rounded to a whole number, stacks that
+// round to 0 dropped (off-CPU microseconds are summed unrounded first).
+FoldedProfile with_rounded_weights(const FoldedProfile& profile);
+
+// Reads PATH ("-" = stdin; gzip recognised) and folds it.
+FoldedProfile collapse_perf_script(const std::string& path, const CollapseOptions& options,
+                                   CollapseStats* stats = nullptr);
+
+}  // namespace fg
