@@ -1,0 +1,146 @@
+// DWARF unwinding on a recording made now: sort_callbacks (built -O2 -g
+// without frame pointers) spends its time in callbacks called from qsort in
+// libc and std::sort in a std::thread; the unwound stacks must reach main /
+// the thread start through those libraries and agree with `perf script`.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "test_support.h"
+#include "unwind_harness.h"
+
+namespace {
+
+using fg::UnwindOutcome;
+using namespace fg::test;
+
+struct Recording {
+  std::string dir, data, script;
+  std::string skip;  // why perf could not record
+};
+
+const Recording& recording() {
+  static Recording r = [] {
+    Recording rec;
+    setenv("DEBUGINFOD_URLS", "", 1);
+    rec.skip = perf_unavailable_reason();
+    if (!rec.skip.empty()) return rec;
+    rec.dir = temp_dir();
+    rec.data = rec.dir + "/dwarf.data";
+    auto res = run_shell("perf record -q -o " + shell_quote(rec.data) +
+                         " -e cpu-clock -F 999 --call-graph dwarf,16384 " +
+                         shell_quote(SORT_CALLBACKS_BIN) + " 0.3");
+    if (res.status != 0) {
+      rec.skip = "perf record --call-graph dwarf failed: " + res.err.substr(0, 300);
+      return rec;
+    }
+    auto script = run_shell("DEBUGINFOD_URLS= perf script -i " + shell_quote(rec.data) +
+                            " -F tid,time,ip,sym,dso --ns --no-inline");
+    EXPECT_EQ(script.status, 0) << script.err;
+    rec.script = script.out;
+    return rec;
+  }();
+  return r;
+}
+
+struct Unwound {
+  std::unique_ptr<UnwindingCollector> collector;
+};
+
+UnwindingCollector& unwound() {
+  static std::unique_ptr<UnwindingCollector> c = [] {
+    auto col = std::make_unique<UnwindingCollector>();
+    fg::PerfDataReader reader(recording().data);
+    reader.read(*col);
+    return col;
+  }();
+  return *c;
+}
+
+#define SKIP_WITHOUT_PERF() \
+  if (!recording().skip.empty()) GTEST_SKIP() << recording().skip
+
+TEST(DwarfUnwindLive, QsortCallbackStacksReachMainThroughLibc) {
+  SKIP_WITHOUT_PERF();
+  const auto& c = unwound();
+  ASSERT_GT(c.samples.size(), 100u);
+  size_t callback = 0, full = 0;
+  std::string example;
+  for (const auto& s : c.samples) {
+    if (s.frames.empty() || s.frames[0].symbol != "compare_ints") continue;
+    ++callback;
+    int q = s.index_of("qsort");
+    int m = s.index_of("main");
+    // main -> ... -> qsort (libc, no frame pointers) -> msort... -> compare_ints
+    if (q > 1 && m > q && s.frames[q].dso.find("libc.so") != std::string::npos) ++full;
+    else if (example.empty())
+      for (const auto& f : s.frames) example += f.symbol + " <- ";
+  }
+  ASSERT_GT(callback, 20u) << "too few samples in compare_ints";
+  EXPECT_GE(full, callback * 95 / 100) << full << " of " << callback << "; e.g. " << example;
+}
+
+TEST(DwarfUnwindLive, StdSortInAStdThreadReachesTheThreadStart) {
+  SKIP_WITHOUT_PERF();
+  const auto& c = unwound();
+  size_t callback = 0, full = 0;
+  std::set<int32_t> tids;
+  for (const auto& s : c.samples) {
+    tids.insert(s.tid);
+    if (s.frames.empty() || s.frames[0].symbol.find("less_by_value") == std::string::npos) continue;
+    ++callback;
+    int w = s.index_of("std_sort_worker");
+    bool through_libstdcxx = false, reached_libc = false;
+    for (size_t i = w < 0 ? s.frames.size() : w + 1; i < s.frames.size(); ++i) {
+      if (s.frames[i].dso.find("libstdc++") != std::string::npos) through_libstdcxx = true;
+      if (s.frames[i].symbol.find("start_thread") != std::string::npos) reached_libc = true;
+    }
+    if (s.index_of("sort_with_std_sort") > 0 && w > 0 && through_libstdcxx && reached_libc &&
+        s.outcome == UnwindOutcome::complete)
+      ++full;
+  }
+  EXPECT_GE(tids.size(), 2u);
+  ASSERT_GT(callback, 10u);
+  EXPECT_GE(full, callback * 95 / 100) << full << " of " << callback;
+}
+
+TEST(DwarfUnwindLive, FramesAgreeWithPerfScript) {
+  SKIP_WITHOUT_PERF();
+  const auto& c = unwound();
+  auto oracle = parse_perf_script(recording().script);
+  Agreement a = compare_with_oracle(c.samples, oracle);
+  std::string why;
+  for (const auto& m : a.first_mismatches) why += "\n  " + m;
+  std::printf("perf script agreement: %llu of %llu user frames in %llu samples\n",
+              (unsigned long long)a.matching, (unsigned long long)a.oracle_frames,
+              (unsigned long long)a.compared_samples);
+  EXPECT_GE(a.compared_samples, c.samples.size() * 9 / 10);
+  EXPECT_GE(a.ratio(), 0.98) << a.matching << " of " << a.oracle_frames << why;
+}
+
+TEST(DwarfUnwindLive, OneDwflPerProcessAndCountedOutcomes) {
+  SKIP_WITHOUT_PERF();
+  const auto& c = unwound();
+  const fg::UnwindStats& st = c.unwinder.stats();
+  EXPECT_EQ(st.samples, c.samples.size());
+  EXPECT_LE(st.dwfl_created, c.pids.size() + st.dwfl_invalidated);
+  EXPECT_LE(st.dwfl_invalidated, 2u);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < fg::kUnwindOutcomeCount; ++i) {
+    sum += st.by_outcome[i];
+    if (st.by_outcome[i])
+      std::printf("%-40s %llu\n", fg::to_string(static_cast<UnwindOutcome>(i)),
+                  (unsigned long long)st.by_outcome[i]);
+  }
+  std::printf("frames %llu, Dwfl created %llu, modules %llu, stack/file/refused reads %llu/%llu/%llu\n",
+              (unsigned long long)st.frames, (unsigned long long)st.dwfl_created,
+              (unsigned long long)st.modules_reported, (unsigned long long)st.stack_reads,
+              (unsigned long long)st.file_reads, (unsigned long long)st.refused_reads);
+  EXPECT_EQ(sum, st.samples);
+  EXPECT_GE(st.complete(), st.samples * 8 / 10);
+  EXPECT_GE(st.modules_reported, 3u);  // the program, libc, libstdc++ (+ ld.so)
+  EXPECT_GT(st.stack_reads, 0u);
+}
+
+}  // namespace
