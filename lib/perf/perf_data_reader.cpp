@@ -1,0 +1,682 @@
+#include "perf/perf_data_reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "diagnostics/input_error.h"
+#include "diagnostics/progress.h"
+#include "perf/perf_abi.h"
+#include "perf/perf_features.h"
+#include "perf/perf_file_header.h"
+#include "perf/record_decoder.h"
+#include "perf/record_order.h"
+#include "perf/sample_decoder.h"
+#include "perf/tracing_data.h"
+#include "perf/zstd_stream.h"
+
+namespace fg {
+
+using perf_abi::FormatError;
+using perf_abi::load;
+namespace abi = perf_abi;
+
+std::string perf_abi::record_type_name(uint32_t type) {
+  static const char* const kernel[] = {nullptr, "MMAP", "LOST", "COMM", "EXIT", "THROTTLE", "UNTHROTTLE", "FORK",
+                                       "READ", "SAMPLE", "MMAP2", "AUX", "ITRACE_START", "LOST_SAMPLES", "SWITCH",
+                                       "SWITCH_CPU_WIDE", "NAMESPACES", "KSYMBOL", "BPF_EVENT", "CGROUP",
+                                       "TEXT_POKE", "AUX_OUTPUT_HW_ID", "CALLCHAIN_DEFERRED"};
+  static const char* const user[] = {"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
+                                     "FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
+                                     "THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
+                                     "TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT", "COMPRESSED2"};
+  if (type < sizeof kernel / sizeof *kernel && kernel[type]) return kernel[type];
+  if (type >= 64 && type - 64 < sizeof user / sizeof *user) return user[type - 64];
+  return "type " + std::to_string(type);
+}
+
+std::string perf_record_type_name(uint32_t type) { return perf_abi::record_type_name(type); }
+
+namespace {
+
+constexpr size_t H = abi::RECORD_HEADER_SIZE;
+
+// Sequential reads from a pipe (stdin), with 8-aligned record copies.
+class StreamInput {
+ public:
+  explicit StreamInput(int fd) : fd_(fd), buf_(1 << 16) {}
+  // Reads up to n bytes into dst; returns how many (short only at EOF).
+  size_t read(uint8_t* dst, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      if (pos_ == len_) {
+        ssize_t r;
+        do r = ::read(fd_, buf_.data(), buf_.size());
+        while (r < 0 && errno == EINTR);
+        if (r < 0) throw InputError("read error: " + std::string(std::strerror(errno)));
+        if (r == 0) break;
+        pos_ = 0;
+        len_ = static_cast<size_t>(r);
+      }
+      size_t k = std::min(n - got, len_ - pos_);
+      if (dst) std::memcpy(dst + got, buf_.data() + pos_, k);
+      pos_ += k;
+      got += k;
+    }
+    offset_ += got;
+    return got;
+  }
+  uint64_t offset() const { return offset_; }
+
+ private:
+  int fd_;
+  std::vector<uint8_t> buf_;
+  size_t pos_ = 0, len_ = 0;
+  uint64_t offset_ = 0;
+};
+
+struct RawRecord {
+  const uint8_t* data = nullptr;
+  uint32_t size = 0;
+  uint32_t type = 0;
+  uint64_t offset = 0;
+  bool stable = false;  // bytes stay valid until the end of read() (mmap)
+};
+
+}  // namespace
+
+struct PerfDataReader::Impl {
+  std::string path;
+  ReadOptions options;
+  PerfFileInfo info;
+  ReadStats stats;
+  perf_file::FileHeader header;
+  std::vector<EventAttr> event_desc;
+
+  // Input: the whole file mmap'ed, or a pipe.
+  int fd = -1;
+  bool own_fd = false;
+  const uint8_t* map = nullptr;
+  size_t map_size = 0;
+  std::unique_ptr<StreamInput> stream;
+  uint64_t pos = 0, end = 0;  // mmap: current offset and end of the data
+  std::vector<uint64_t> scratch = std::vector<uint64_t>(65536 / 8 + 1);  // one stream record, aligned
+
+  perf_record::AttrSelector selector;
+  perf_order::RecordOrderQueue queue;
+  std::unique_ptr<perf_zstd::ZstdStream> zstd;
+  std::vector<uint8_t> zpending;  // decompressed bytes not yet forming a whole record
+  uint64_t zstream_offset = 0;    // decompressed bytes consumed before zpending[0]
+
+  RecordHandler* handler = nullptr;
+  bool handler_threw = false;
+  bool read_called = false;
+
+  // What is being read, for error messages.
+  uint64_t cur_offset = 0;
+  uint32_t cur_type = 0, cur_size = 0;
+  bool cur_inner = false;
+  uint64_t cur_inner_offset = 0;
+
+  Sample sample;
+
+  ~Impl() {
+    if (map) munmap(const_cast<uint8_t*>(map), map_size);
+    if (own_fd && fd >= 0) ::close(fd);
+  }
+
+  void warn(const std::string& w) { stats.warnings.push_back(w); }
+
+  // Header damage that --partial may step over.
+  void header_damage(uint64_t offset, const std::string& what) {
+    if (!options.partial) throw InputError::at_offset(path, offset, what);
+    warn(path + ": byte " + std::to_string(offset) + ": " + what);
+  }
+
+  void open();
+  void parse_file_mode();
+  void resolve_names();
+  bool next_record(RawRecord& r);
+  std::string read_extra(uint64_t n, bool keep);
+  void process(const uint8_t* rec, uint32_t size, uint64_t offset, bool stable, bool inner);
+  void decompress(const uint8_t* payload, size_t n, uint64_t offset);
+  void deliver(const perf_order::QueuedRecord& r);
+  void run(RecordHandler& h);
+  InputError record_error(const std::string& what) const;
+};
+
+void PerfDataReader::Impl::open() {
+  if (path == "-") {
+    fd = 0;
+  } else {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
+    own_fd = true;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) throw InputError(path + ": cannot stat: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    throw InputError(path + ": is a directory: perf.data directories (`perf record --threads`) are not "
+                            "supported; record without --threads");
+  uint8_t first[perf_abi::FILE_HEADER_SIZE] = {};
+  size_t avail = 0;
+  if (S_ISREG(st.st_mode)) {
+    info.file_size = static_cast<uint64_t>(st.st_size);
+    if (st.st_size > 0) {
+      void* m = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (m == MAP_FAILED) throw InputError(path + ": cannot mmap: " + std::strerror(errno));
+      map = static_cast<const uint8_t*>(m);
+      map_size = static_cast<size_t>(st.st_size);
+      madvise(m, map_size, MADV_SEQUENTIAL);
+    }
+    avail = std::min<size_t>(map_size, sizeof first);
+    if (avail) std::memcpy(first, map, avail);
+  } else {
+    stream = std::make_unique<StreamInput>(fd);
+    avail = stream->read(first, perf_abi::PIPE_HEADER_SIZE);
+  }
+  header = perf_file::parse_file_header(first, avail, path);
+  info.pipe_mode = header.pipe_mode;
+  if (stream) {
+    if (!header.pipe_mode)
+      throw InputError::at_offset(path, 8, "file-mode perf.data arrived on a pipe; pass the file name instead "
+                                           "(or record with `perf record -o -`)");
+    return;
+  }
+  if (header.pipe_mode) {
+    pos = perf_abi::PIPE_HEADER_SIZE;
+    end = map_size;
+    info.data_offset = pos;
+    info.data_size = end - pos;
+    return;
+  }
+  parse_file_mode();
+}
+
+void PerfDataReader::Impl::parse_file_mode() {
+  const uint64_t fsize = map_size;
+  info.attrs = perf_file::read_attrs_section(map, fsize, header, path);
+  info.features = header.features;
+  const auto& d = header.data;
+  if (d.offset < perf_abi::FILE_HEADER_SIZE || d.offset > fsize)
+    throw InputError::at_offset(path, 40, "file header: data section offset " + std::to_string(d.offset) +
+                                              " lies outside the " + std::to_string(fsize) + "-byte file");
+  pos = d.offset;
+  bool features_ok = true;
+  if (d.size == 0) {
+    end = fsize;
+    features_ok = false;
+    warn(path + ": data size field is 0 (perf record was killed?): reading records to the end of the file "
+                "and ignoring the feature sections");
+  } else if (d.size > fsize - d.offset) {
+    header_damage(48, "file header: data section [" + std::to_string(d.offset) + ", +" + std::to_string(d.size) +
+                          ") extends past the end of the " + std::to_string(fsize) +
+                          "-byte file (truncated?)");
+    end = fsize;
+    features_ok = false;
+  } else {
+    end = d.offset + d.size;
+  }
+  info.data_offset = pos;
+  info.data_size = end - pos;
+
+  if (features_ok) {
+    uint64_t nr = 0;
+    for (uint64_t w : header.features) nr += static_cast<uint64_t>(__builtin_popcountll(w));
+    uint64_t table = end;
+    if (nr > (fsize - table) / 16) {
+      header_damage(table, "feature section table (" + std::to_string(nr) + " entries) extends past the end of the " +
+                               std::to_string(fsize) + "-byte file");
+      nr = 0;
+    }
+    uint64_t idx = 0;
+    for (int bit = 0; bit < 256 && idx < nr; ++bit) {
+      if (!((header.features[bit / 64] >> (bit % 64)) & 1)) continue;
+      uint64_t entry = table + 16 * idx++;
+      uint64_t off = load<uint64_t>(map + entry), size = load<uint64_t>(map + entry + 8);
+      if (off > fsize || size > fsize - off) {
+        header_damage(entry, "feature " + std::to_string(bit) + " section [" + std::to_string(off) + ", +" +
+                                 std::to_string(size) + ") lies outside the " + std::to_string(fsize) + "-byte file");
+        continue;
+      }
+      try {
+        perf_features::parse_feature(bit, map + off, size, info, event_desc);
+      } catch (const FormatError& e) {
+        header_damage(off, e.what());
+      }
+    }
+  }
+  if (info.has_feature(perf_abi::FEAT_DIR_FORMAT))
+    warn(path + ": DIR_FORMAT feature set: this is one file of a `perf record --threads` directory; "
+                "records of the other files are missing");
+  resolve_names();
+  if (auto w = selector.reset(info.attrs); !w.empty()) warn(path + ": " + w);
+}
+
+void PerfDataReader::Impl::resolve_names() {
+  perf_features::apply_event_names(info.attrs, event_desc);
+  bool need_tp = false;
+  for (const auto& a : info.attrs) need_tp |= a.name.empty() && a.type == 2;
+  TracingData td;
+  if (need_tp && !info.tracing_data.empty()) {
+    try {
+      td = TracingData::parse(info.tracing_data, path);
+    } catch (const InputError& e) {
+      warn(std::string(e.what()));
+    }
+  }
+  for (auto& a : info.attrs) {
+    if (!a.name.empty()) continue;
+    if (a.type == 2)
+      if (const auto* f = td.find(a.config)) {
+        a.name = f->full_name();
+        continue;
+      }
+    a.name = perf_file::default_event_name(a);
+  }
+  stats.samples_per_attr.resize(info.attrs.size());
+}
+
+InputError PerfDataReader::Impl::record_error(const std::string& what) const {
+  std::string where = abi::record_type_name(cur_type) + " record (size " + std::to_string(cur_size) + ")";
+  if (cur_inner)
+    where = "COMPRESSED record: decompressed " + where + " at stream byte " + std::to_string(cur_inner_offset);
+  return InputError::at_offset(path, cur_offset, where + ": " + what);
+}
+
+bool PerfDataReader::Impl::next_record(RawRecord& r) {
+  cur_inner = false;
+  if (stream) {
+    uint8_t* buf = reinterpret_cast<uint8_t*>(scratch.data());
+    uint64_t off = stream->offset();
+    cur_offset = off;
+    cur_type = 0;
+    cur_size = 0;
+    size_t got = stream->read(buf, H);
+    if (got == 0) return false;
+    if (got < H)
+      throw InputError::at_offset(path, off, "record header truncated: the input ends after " +
+                                                 std::to_string(got) + " of its 8 bytes");
+    r.type = load<uint32_t>(buf);
+    r.size = load<uint16_t>(buf + 6);
+    cur_type = r.type;
+    cur_size = r.size;
+    if (r.size < H)
+      throw record_error("size " + std::to_string(r.size) + " is smaller than the 8-byte record header");
+    got = stream->read(buf + H, r.size - H);
+    if (got < r.size - H)
+      throw record_error("truncated: the input ends " + std::to_string(got + H) + " bytes into the record");
+    r.data = buf;
+    r.offset = off;
+    r.stable = false;
+    stats.bytes += r.size;
+    return true;
+  }
+  if (pos >= end) return false;
+  cur_offset = pos;
+  cur_type = 0;
+  cur_size = 0;
+  if (end - pos < H)
+    throw InputError::at_offset(path, pos, "record header truncated: only " + std::to_string(end - pos) +
+                                               " bytes left before the end of the data at byte " + std::to_string(end));
+  r.type = load<uint32_t>(map + pos);
+  r.size = load<uint16_t>(map + pos + 6);
+  cur_type = r.type;
+  cur_size = r.size;
+  if (r.size < H) throw record_error("size " + std::to_string(r.size) + " is smaller than the 8-byte record header");
+  if (r.size > end - pos)
+    throw record_error("truncated: the record would end at byte " + std::to_string(pos + r.size) +
+                       " but the data ends at byte " + std::to_string(end));
+  r.data = map + pos;
+  r.offset = pos;
+  r.stable = true;
+  pos += r.size;
+  stats.bytes += r.size;
+  return true;
+}
+
+// Payload that follows a record outside hdr.size (HEADER_TRACING_DATA, AUXTRACE).
+std::string PerfDataReader::Impl::read_extra(uint64_t n, bool keep) {
+  std::string out;
+  if (stream) {
+    // Never allocate by the unchecked size: grow only as bytes really arrive.
+    uint8_t chunk[1 << 14];
+    uint64_t left = n;
+    while (left) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(left, sizeof chunk));
+      size_t got = stream->read(chunk, want);
+      if (keep) out.append(reinterpret_cast<const char*>(chunk), got);
+      if (got < want)
+        throw record_error("its " + std::to_string(n) + "-byte payload is truncated by the end of the input");
+      left -= got;
+    }
+    stats.bytes += n;
+    return out;
+  }
+  if (n > end - pos)
+    throw record_error("its " + std::to_string(n) + "-byte payload extends past the end of the data at byte " +
+                       std::to_string(end));
+  if (keep) out.assign(reinterpret_cast<const char*>(map + pos), n);
+  pos += n;
+  stats.bytes += n;
+  return out;
+}
+
+void PerfDataReader::Impl::decompress(const uint8_t* payload, size_t n, uint64_t offset) {
+  if (!zstd) zstd = std::make_unique<perf_zstd::ZstdStream>(options.zstd_output_chunk);
+  info.compressed = true;
+  stats.compressed_bytes += n;
+  zstd->feed(payload, n, [&](const uint8_t* out, size_t len) {
+    stats.decompressed_bytes += len;
+    zpending.insert(zpending.end(), out, out + len);
+    size_t p = 0;
+    while (zpending.size() - p >= H) {
+      uint32_t size = load<uint16_t>(zpending.data() + p + 6);
+      cur_inner = true;
+      cur_inner_offset = zstream_offset + p;
+      cur_type = load<uint32_t>(zpending.data() + p);
+      cur_size = size;
+      if (size < H) throw record_error("size " + std::to_string(size) + " is smaller than the 8-byte record header");
+      if (size > zpending.size() - p) break;  // straddles into the next chunk
+      process(zpending.data() + p, size, offset, false, true);
+      p += size;
+    }
+    zpending.erase(zpending.begin(), zpending.begin() + static_cast<std::ptrdiff_t>(p));
+    zstream_offset += p;
+    cur_inner = false;
+    cur_type = abi::COMPRESSED;
+  });
+}
+
+void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t offset, bool stable, bool inner) {
+  const uint32_t type = load<uint32_t>(rec);
+  ++stats.records_by_type[type];
+  if (type < abi::USER_TYPE_START) {
+    if (info.attrs.empty()) throw FormatError("kernel record before any event attr (HEADER_ATTR)");
+    size_t ai = selector.select(type, rec, size);
+    const EventAttr& attr = info.attrs[ai];
+    uint64_t time = 0;
+    bool queue_it = true;
+    if (type == abi::SAMPLE) {
+      perf_sample::decode_sample(attr, rec, size, sample);  // validates the whole record
+      time = sample.time;
+      ++stats.samples;
+      ++stats.samples_per_attr[ai];
+      if (attr.has(sample_bits::TIME)) {
+        if (!stats.first_sample_time || time < stats.first_sample_time) stats.first_sample_time = time;
+        if (time > stats.last_sample_time) stats.last_sample_time = time;
+      }
+    } else {
+      perf_record::SampleId sid;
+      size_t trailer = perf_record::parse_sample_id(attr, rec, size, sid);
+      time = sid.time;
+      switch (type) {
+        case abi::MMAP:
+        case abi::MMAP2: {
+          MmapRecord m;
+          perf_record::decode_mmap(rec, size, trailer, type == abi::MMAP2, m);
+          break;
+        }
+        case abi::COMM: {
+          CommRecord c;
+          perf_record::decode_comm(rec, size, trailer, c);
+          break;
+        }
+        case abi::FORK:
+        case abi::EXIT: {
+          TaskRecord t;
+          perf_record::decode_task(rec, size, trailer, t);
+          if (!sid.has_time) time = t.body_time;
+          break;
+        }
+        case abi::LOST:
+        case abi::LOST_SAMPLES: {
+          LostRecord l;
+          perf_record::decode_lost(rec, size, trailer, type == abi::LOST_SAMPLES, l);
+          if (l.samples) {
+            ++stats.lost_samples_records;
+            stats.lost_samples += l.lost;
+          } else {
+            ++stats.lost_records;
+            stats.lost_events += l.lost;
+          }
+          break;
+        }
+        case abi::SWITCH:
+        case abi::SWITCH_CPU_WIDE: {
+          SwitchRecord s;
+          perf_record::decode_switch(rec, size, trailer, type == abi::SWITCH_CPU_WIDE, s);
+          break;
+        }
+        case abi::KSYMBOL: {
+          KsymbolRecord k;
+          perf_record::decode_ksymbol(rec, size, trailer, k);
+          break;
+        }
+        default:
+          queue_it = false;  // THROTTLE, NAMESPACES, CGROUP, AUX, ...: counted only
+      }
+    }
+    if (queue_it) queue.push(time, rec, size, offset, static_cast<uint32_t>(ai), type, !stable);
+    return;
+  }
+  switch (type) {
+    case abi::FINISHED_ROUND:
+      ++stats.rounds;
+      queue.finish_round([this](const perf_order::QueuedRecord& r) { deliver(r); });
+      break;
+    case abi::HEADER_ATTR: {
+      EventAttr a = perf_file::parse_event_attr(rec + H, size - H);
+      size_t nids = (size - H - a.size) / 8;
+      a.ids.resize(nids);
+      if (nids) std::memcpy(a.ids.data(), rec + H + a.size, nids * 8);
+      info.attrs.push_back(std::move(a));
+      stats.samples_per_attr.resize(info.attrs.size());
+      if (auto w = selector.reset(info.attrs); !w.empty()) warn(path + ": " + w);
+      break;
+    }
+    case abi::HEADER_TRACING_DATA: {
+      if (inner) throw FormatError("HEADER_TRACING_DATA inside a COMPRESSED record is not supported");
+      if (size < H + 4) throw FormatError("too short for its size field");
+      uint32_t n = load<uint32_t>(rec + H);
+      info.tracing_data = read_extra(n, true);
+      // The blob is padded to 8; the exact size is found by parsing.
+      info.features[0] |= uint64_t(1) << abi::FEAT_TRACING_DATA;
+      break;
+    }
+    case abi::HEADER_BUILD_ID:
+      perf_features::parse_build_id_entry(load<uint16_t>(rec + 4), rec + H, size - H, info);
+      break;
+    case abi::HEADER_FEATURE: {
+      if (size < H + 8) throw FormatError("too short for its feature id");
+      uint64_t feat = load<uint64_t>(rec + H);
+      // The run of features ends with a sentinel (HEADER_LAST_FEATURE, whose value
+      // depends on the perf version) with an empty payload: nothing to parse.
+      if (feat < 256 && size > H + 8) perf_features::parse_feature(static_cast<int>(feat), rec + H + 8, size - H - 8, info, event_desc);
+      break;
+    }
+    case abi::EVENT_UPDATE: {
+      if (size < H + 16) throw FormatError("too short for its type and id");
+      uint64_t utype = load<uint64_t>(rec + H), id = load<uint64_t>(rec + H + 8);
+      if (utype == 2) {  // PERF_EVENT_UPDATE__NAME
+        const char* s = reinterpret_cast<const char*>(rec + H + 16);
+        std::string name(s, strnlen(s, size - H - 16));
+        for (auto& a : info.attrs)
+          if (std::find(a.ids.begin(), a.ids.end(), id) != a.ids.end()) a.name = name;
+      }
+      break;
+    }
+    case abi::COMPRESSED:
+    case abi::COMPRESSED2: {
+      if (inner) throw FormatError("COMPRESSED record nested inside a COMPRESSED record");
+      const uint8_t* payload = rec + H;
+      size_t n = size - H;
+      if (type == abi::COMPRESSED2) {
+        if (size < H + 8) throw FormatError("too short for its data_size field");
+        uint64_t ds = load<uint64_t>(rec + H);
+        if (ds > size - H - 8)
+          throw FormatError("data_size " + std::to_string(ds) + " exceeds the record's " + std::to_string(size - H - 8) +
+                            " payload bytes");
+        payload = rec + H + 8;
+        n = static_cast<size_t>(ds);
+      }
+      decompress(payload, n, offset);
+      break;
+    }
+    case abi::AUXTRACE: {
+      if (inner) throw FormatError("AUXTRACE inside a COMPRESSED record is not supported");
+      if (size < H + 8) throw FormatError("too short for its size field");
+      read_extra(load<uint64_t>(rec + H), false);
+      break;
+    }
+    default:
+      break;  // FINISHED_INIT, ID_INDEX, THREAD_MAP, CPU_MAP, TIME_CONV, ...
+  }
+}
+
+void PerfDataReader::Impl::deliver(const perf_order::QueuedRecord& r) {
+  const EventAttr& attr = info.attrs[r.attr_index];
+  const uint8_t* rec = r.data;
+  const size_t size = r.size;
+  try {
+    if (r.type == abi::SAMPLE) {
+      perf_sample::decode_sample(attr, rec, size, sample);
+      sample.attr_index = r.attr_index;
+      sample.file_offset = r.file_offset;
+      handler->on_sample(sample);
+      return;
+    }
+    perf_record::SampleId sid;
+    size_t trailer = perf_record::parse_sample_id(attr, rec, size, sid);
+    switch (r.type) {
+      case abi::MMAP:
+      case abi::MMAP2: {
+        MmapRecord m;
+        perf_record::decode_mmap(rec, size, trailer, r.type == abi::MMAP2, m);
+        m.time = sid.time;
+        m.cpu = sid.cpu;
+        m.file_offset = r.file_offset;
+        handler->on_mmap(m);
+        break;
+      }
+      case abi::COMM: {
+        CommRecord c;
+        perf_record::decode_comm(rec, size, trailer, c);
+        c.time = sid.time;
+        c.cpu = sid.cpu;
+        c.file_offset = r.file_offset;
+        handler->on_comm(c);
+        break;
+      }
+      case abi::FORK:
+      case abi::EXIT: {
+        TaskRecord t;
+        perf_record::decode_task(rec, size, trailer, t);
+        if (sid.has_time) t.time = sid.time;
+        t.cpu = sid.cpu;
+        t.file_offset = r.file_offset;
+        if (r.type == abi::FORK)
+          handler->on_fork(t);
+        else
+          handler->on_exit(t);
+        break;
+      }
+      case abi::LOST:
+      case abi::LOST_SAMPLES: {
+        LostRecord l;
+        perf_record::decode_lost(rec, size, trailer, r.type == abi::LOST_SAMPLES, l);
+        l.time = sid.time;
+        l.cpu = sid.cpu;
+        l.file_offset = r.file_offset;
+        handler->on_lost(l);
+        break;
+      }
+      case abi::SWITCH:
+      case abi::SWITCH_CPU_WIDE: {
+        SwitchRecord s;
+        perf_record::decode_switch(rec, size, trailer, r.type == abi::SWITCH_CPU_WIDE, s);
+        s.pid = sid.pid;
+        s.tid = sid.tid;
+        s.cpu = sid.cpu;
+        s.time = sid.time;
+        s.file_offset = r.file_offset;
+        handler->on_switch(s);
+        break;
+      }
+      case abi::KSYMBOL: {
+        KsymbolRecord k;
+        perf_record::decode_ksymbol(rec, size, trailer, k);
+        k.time = sid.time;
+        k.file_offset = r.file_offset;
+        handler->on_ksymbol(k);
+        break;
+      }
+      default:
+        break;
+    }
+  } catch (const FormatError& e) {
+    // Validated when read; reaching this means a reader bug, still report it cleanly.
+    throw InputError::at_offset(path, r.file_offset, abi::record_type_name(r.type) + " record: " + e.what());
+  } catch (...) {
+    handler_threw = true;
+    throw;
+  }
+}
+
+void PerfDataReader::Impl::run(RecordHandler& h) {
+  if (read_called) throw UsageError("PerfDataReader::read called twice");
+  read_called = true;
+  handler = &h;
+  Progress progress("reading " + path, stream ? 0 : end - pos, options.progress);
+  const uint64_t start = pos;
+  auto flush_all = [this] { queue.flush_all([this](const perf_order::QueuedRecord& r) { deliver(r); }); };
+  try {
+    RawRecord r;
+    while (next_record(r)) {
+      try {
+        process(r.data, r.size, r.offset, r.stable, false);
+      } catch (const FormatError& e) {
+        throw record_error(e.what());
+      }
+      if (options.progress) progress.update(stream ? stream->offset() : pos - start);
+    }
+    if (!zpending.empty())
+      throw InputError::at_offset(path, cur_offset, "COMPRESSED data ends inside a record (" +
+                                                        std::to_string(zpending.size()) + " bytes left over)");
+  } catch (const InputError& e) {
+    if (handler_threw || !options.partial) throw;
+    stats.damaged = true;
+    warn(std::string(e.what()) + " (partial read: stopped here, the records before it were kept)");
+  }
+  flush_all();
+  stats.unordered = queue.unordered();
+  stats.max_buffered_records = queue.max_size();
+  if (info.pipe_mode) resolve_names();
+  if (options.progress) progress.finish();
+}
+
+PerfDataReader::PerfDataReader(std::string path, const ReadOptions& options) : impl_(std::make_unique<Impl>()) {
+  impl_->path = std::move(path);
+  impl_->options = options;
+  impl_->open();
+}
+
+PerfDataReader::~PerfDataReader() = default;
+
+const PerfFileInfo& PerfDataReader::info() const { return impl_->info; }
+const ReadStats& PerfDataReader::stats() const { return impl_->stats; }
+const std::string& PerfDataReader::path() const { return impl_->path; }
+
+void PerfDataReader::read(RecordHandler& handler, const ReadOptions& options) {
+  impl_->options = options;
+  impl_->run(handler);
+}
+
+void PerfDataReader::read(RecordHandler& handler) { impl_->run(handler); }
+
+}  // namespace fg

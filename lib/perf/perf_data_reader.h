@@ -1,0 +1,100 @@
+// Native reader of perf.data (file mode and `perf record -o -` pipe mode):
+// header, attrs, feature sections, then every record decoded and delivered to
+// a RecordHandler in timestamp order (FINISHED_ROUND rounds), with zstd (-z).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "perf/perf_records.h"
+
+namespace fg {
+
+struct PerfFileInfo {
+  bool pipe_mode = false;
+  std::string hostname, os_release, perf_version, arch, cpu_desc, cpu_id;
+  uint32_t nr_cpus_avail = 0, nr_cpus_online = 0;
+  uint64_t total_mem_kb = 0;
+  std::vector<std::string> cmdline;
+  std::vector<EventAttr> attrs;
+  struct BuildIdEntry {
+    int32_t pid = -1;
+    uint16_t cpumode = 0;
+    std::string build_id;  // raw bytes
+    std::string filename;
+  };
+  std::vector<BuildIdEntry> build_ids;
+  std::string tracing_data;  // the raw TRACING_DATA blob (parse with TracingData)
+  bool has_sample_time = false;
+  uint64_t first_sample_time = 0, last_sample_time = 0;  // SAMPLE_TIME feature
+  bool compressed = false;   // COMPRESSED feature or COMPRESSED records seen
+  uint32_t comp_version = 0, comp_type = 0, comp_level = 0, comp_ratio = 0, comp_mmap_len = 0;
+  uint64_t file_size = 0;
+  uint64_t data_offset = 0, data_size = 0;  // file mode; data_size is what is read (to EOF if killed)
+  std::array<uint64_t, 4> features{};       // file-mode feature bitmap / features seen in a pipe
+  bool has_feature(int bit) const { return bit >= 0 && bit < 256 && ((features[bit / 64] >> (bit % 64)) & 1); }
+};
+
+struct ReadOptions {
+  // On damage (truncation, bad sizes): stop, deliver every record read before
+  // it, and put the error in ReadStats::warnings instead of throwing.
+  bool partial = false;
+  bool progress = false;  // fg::Progress on stderr
+  // Size of the zstd output buffer; 0 = default. Tests make it tiny so that
+  // records straddle decompressed chunks.
+  size_t zstd_output_chunk = 0;
+};
+
+struct ReadStats {
+  std::map<uint32_t, uint64_t> records_by_type;  // every record read, incl. inside COMPRESSED
+  std::vector<uint64_t> samples_per_attr;        // indexed like PerfFileInfo::attrs
+  uint64_t samples = 0;
+  uint64_t lost_records = 0, lost_events = 0;    // LOST records and the events they report
+  uint64_t lost_samples_records = 0, lost_samples = 0;  // LOST_SAMPLES
+  uint64_t first_sample_time = 0, last_sample_time = 0; // 0 if no timed sample
+  uint64_t unordered = 0;          // records that arrived after a later time was already delivered
+  uint64_t rounds = 0;             // FINISHED_ROUND records
+  uint64_t bytes = 0;              // bytes of records read from the file (data section / stream)
+  uint64_t compressed_bytes = 0;   // zstd payload bytes of COMPRESSED records
+  uint64_t decompressed_bytes = 0;
+  double compression_ratio() const {
+    return compressed_bytes ? double(decompressed_bytes) / double(compressed_bytes) : 0.0;
+  }
+  uint64_t max_buffered_records = 0;  // largest ordering queue (memory stays bounded by a round)
+  bool damaged = false;               // partial read stopped at damage (see warnings)
+  std::vector<std::string> warnings;
+};
+
+// "SAMPLE", "MMAP2", ..., "type 1234".
+std::string perf_record_type_name(uint32_t type);
+
+class PerfDataReader {
+ public:
+  // Opens path ("-" = stdin, pipe mode) and parses the header: everything in
+  // file mode; only the magic in pipe mode (attrs arrive as records in read()).
+  // Throws fg::InputError for unreadable or damaged headers (with options.partial,
+  // recoverable header damage becomes a warning instead).
+  explicit PerfDataReader(std::string path, const ReadOptions& options = {});
+  ~PerfDataReader();
+  PerfDataReader(const PerfDataReader&) = delete;
+  PerfDataReader& operator=(const PerfDataReader&) = delete;
+
+  // Complete after read() in pipe mode.
+  const PerfFileInfo& info() const;
+  // Reads every record once and delivers it in time order. Throws
+  // fg::InputError on damage unless options.partial. Call at most once.
+  void read(RecordHandler& handler, const ReadOptions& options);
+  void read(RecordHandler& handler);  // with the constructor's options
+  const ReadStats& stats() const;
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fg

@@ -1,0 +1,236 @@
+#include "perf/record_decoder.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "perf/perf_abi.h"
+
+namespace fg {
+
+std::string build_id_hex(const uint8_t* data, size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(size * 2);
+  for (size_t i = 0; i < size; ++i) {
+    s.push_back(digits[data[i] >> 4]);
+    s.push_back(digits[data[i] & 15]);
+  }
+  return s;
+}
+
+}  // namespace fg
+
+namespace fg::perf_record {
+
+using perf_abi::FormatError;
+using perf_abi::load;
+namespace sb = sample_bits;
+
+namespace {
+
+constexpr size_t H = perf_abi::RECORD_HEADER_SIZE;
+
+// The body (between the header and the trailer) must hold at least `need` bytes.
+size_t body_size(size_t size, size_t trailer, size_t need, const char* what) {
+  size_t body = size - H - trailer;  // parse_sample_id guarantees H + trailer <= size
+  if (body < need)
+    throw FormatError(std::string(what) + " body is " + std::to_string(body) + " bytes (hdr.size " +
+                      std::to_string(size) + ", trailer " + std::to_string(trailer) + "), needs at least " +
+                      std::to_string(need));
+  return body;
+}
+
+std::string_view c_string(const uint8_t* p, size_t max) {
+  const char* s = reinterpret_cast<const char*>(p);
+  return std::string_view(s, strnlen(s, max));
+}
+
+size_t id_position_in_sample(uint64_t t) {
+  return H + 8 * (!!(t & sb::IP) + !!(t & sb::TID) + !!(t & sb::TIME) + !!(t & sb::ADDR));
+}
+size_t id_position_from_end(uint64_t t) {
+  return 8 * (!!(t & sb::IDENTIFIER) + !!(t & sb::CPU) + !!(t & sb::STREAM_ID) + 1);
+}
+
+}  // namespace
+
+size_t parse_sample_id(const EventAttr& a, const uint8_t* rec, size_t size, SampleId& out) {
+  out = SampleId();
+  if (!a.sample_id_all()) return 0;
+  const uint64_t t = a.sample_type;
+  size_t n = 8 * (!!(t & sb::TID) + !!(t & sb::TIME) + !!(t & sb::ID) + !!(t & sb::STREAM_ID) +
+                  !!(t & sb::CPU) + !!(t & sb::IDENTIFIER));
+  if (size < H + n)
+    throw FormatError("sample_id_all trailer of " + std::to_string(n) + " bytes does not fit hdr.size " +
+                      std::to_string(size));
+  const uint8_t* p = rec + size - n;
+  out.present = true;
+  if (t & sb::TID) {
+    out.pid = load<int32_t>(p);
+    out.tid = load<int32_t>(p + 4);
+    p += 8;
+  }
+  if (t & sb::TIME) {
+    out.time = load<uint64_t>(p);
+    out.has_time = true;
+    p += 8;
+  }
+  if (t & sb::ID) {
+    out.id = load<uint64_t>(p);
+    p += 8;
+  }
+  if (t & sb::STREAM_ID) {
+    out.stream_id = load<uint64_t>(p);
+    p += 8;
+  }
+  if (t & sb::CPU) {
+    out.cpu = load<uint32_t>(p);
+    p += 8;
+  }
+  if (t & sb::IDENTIFIER) out.identifier = load<uint64_t>(p);
+  return n;
+}
+
+std::string AttrSelector::reset(const std::vector<EventAttr>& attrs) {
+  by_id_.clear();
+  for (size_t i = 0; i < attrs.size(); ++i)
+    for (uint64_t id : attrs[i].ids) by_id_.emplace(id, i);
+  trailers_ = !attrs.empty() && attrs[0].sample_id_all();
+  if (attrs.size() <= 1) {
+    scheme_ = Scheme::Single;
+    return {};
+  }
+  bool all_identifier = true, all_id = true, same_pos = true;
+  for (const auto& a : attrs) {
+    all_identifier &= a.has(sb::IDENTIFIER);
+    all_id &= a.has(sb::ID);
+    same_pos &= id_position_in_sample(a.sample_type) == id_position_in_sample(attrs[0].sample_type) &&
+                id_position_from_end(a.sample_type) == id_position_from_end(attrs[0].sample_type);
+  }
+  if (all_identifier) {
+    scheme_ = Scheme::Identifier;
+  } else if (all_id && same_pos) {
+    scheme_ = Scheme::IdPosition;
+    sample_id_offset_ = id_position_in_sample(attrs[0].sample_type);
+    trailer_id_from_end_ = id_position_from_end(attrs[0].sample_type);
+  } else {
+    scheme_ = Scheme::First;
+    return "events have neither PERF_SAMPLE_IDENTIFIER nor PERF_SAMPLE_ID at one position: "
+           "every record is read with the first event's layout";
+  }
+  return {};
+}
+
+size_t AttrSelector::select(uint32_t type, const uint8_t* rec, size_t size) const {
+  switch (scheme_) {
+    case Scheme::Single:
+    case Scheme::First:
+      return 0;
+    case Scheme::Identifier:
+      if (type == perf_abi::SAMPLE) return size >= H + 8 ? lookup(load<uint64_t>(rec + H)) : 0;
+      if (!trailers_ || type >= perf_abi::USER_TYPE_START || size < H + 8) return 0;
+      return lookup(load<uint64_t>(rec + size - 8));
+    case Scheme::IdPosition:
+      if (type == perf_abi::SAMPLE)
+        return size >= sample_id_offset_ + 8 ? lookup(load<uint64_t>(rec + sample_id_offset_)) : 0;
+      if (!trailers_ || type >= perf_abi::USER_TYPE_START || size < H + trailer_id_from_end_) return 0;
+      return lookup(load<uint64_t>(rec + size - trailer_id_from_end_));
+  }
+  return 0;
+}
+
+void decode_mmap(const uint8_t* rec, size_t size, size_t trailer, bool mmap2, MmapRecord& m) {
+  m = MmapRecord();
+  m.is_mmap2 = mmap2;
+  m.misc = load<uint16_t>(rec + 4);
+  const uint8_t* b = rec + H;
+  size_t fixed = mmap2 ? 64 : 32;
+  size_t body = body_size(size, trailer, fixed, mmap2 ? "MMAP2" : "MMAP");
+  m.pid = load<int32_t>(b);
+  m.tid = load<int32_t>(b + 4);
+  m.start = load<uint64_t>(b + 8);
+  m.len = load<uint64_t>(b + 16);
+  m.pgoff = load<uint64_t>(b + 24);
+  if (mmap2) {
+    if (m.misc & perf_abi::MISC_MMAP_BUILD_ID) {
+      m.build_id_size = b[32];
+      if (m.build_id_size > 20)
+        throw FormatError("MMAP2 build-id size " + std::to_string(m.build_id_size) + " exceeds 20");
+      m.build_id = b + 36;
+    } else {
+      m.maj = load<uint32_t>(b + 32);
+      m.min = load<uint32_t>(b + 36);
+      m.ino = load<uint64_t>(b + 40);
+      m.ino_generation = load<uint64_t>(b + 48);
+    }
+    m.prot = load<uint32_t>(b + 56);
+    m.flags = load<uint32_t>(b + 60);
+    m.executable = (m.prot & 4) != 0;  // PROT_EXEC
+  } else {
+    m.executable = !(m.misc & perf_abi::MISC_MMAP_DATA);
+    m.prot = m.executable ? 5 : 1;  // r-x or r--: MMAP carries no prot
+  }
+  m.filename = c_string(b + fixed, body - fixed);
+}
+
+void decode_comm(const uint8_t* rec, size_t size, size_t trailer, CommRecord& c) {
+  c = CommRecord();
+  size_t body = body_size(size, trailer, 8, "COMM");
+  const uint8_t* b = rec + H;
+  c.pid = load<int32_t>(b);
+  c.tid = load<int32_t>(b + 4);
+  c.comm = c_string(b + 8, body - 8);
+  c.exec = (load<uint16_t>(rec + 4) & perf_abi::MISC_COMM_EXEC) != 0;
+}
+
+void decode_task(const uint8_t* rec, size_t size, size_t trailer, TaskRecord& t) {
+  t = TaskRecord();
+  body_size(size, trailer, 24, "FORK/EXIT");
+  const uint8_t* b = rec + H;
+  t.pid = load<int32_t>(b);
+  t.ppid = load<int32_t>(b + 4);
+  t.tid = load<int32_t>(b + 8);
+  t.ptid = load<int32_t>(b + 12);
+  t.body_time = load<uint64_t>(b + 16);
+  t.time = t.body_time;
+}
+
+void decode_lost(const uint8_t* rec, size_t size, size_t trailer, bool lost_samples, LostRecord& l) {
+  l = LostRecord();
+  l.samples = lost_samples;
+  const uint8_t* b = rec + H;
+  if (lost_samples) {
+    body_size(size, trailer, 8, "LOST_SAMPLES");
+    l.lost = load<uint64_t>(b);
+  } else {
+    body_size(size, trailer, 16, "LOST");
+    l.id = load<uint64_t>(b);
+    l.lost = load<uint64_t>(b + 8);
+  }
+}
+
+void decode_switch(const uint8_t* rec, size_t size, size_t trailer, bool cpu_wide, SwitchRecord& s) {
+  s = SwitchRecord();
+  uint16_t misc = load<uint16_t>(rec + 4);
+  s.cpu_wide = cpu_wide;
+  s.out = (misc & perf_abi::MISC_SWITCH_OUT) != 0;
+  s.preempt = (misc & perf_abi::MISC_SWITCH_OUT_PREEMPT) != 0;
+  if (cpu_wide) {
+    body_size(size, trailer, 8, "SWITCH_CPU_WIDE");
+    s.next_prev_pid = load<int32_t>(rec + H);
+    s.next_prev_tid = load<int32_t>(rec + H + 4);
+  }
+}
+
+void decode_ksymbol(const uint8_t* rec, size_t size, size_t trailer, KsymbolRecord& k) {
+  k = KsymbolRecord();
+  size_t body = body_size(size, trailer, 16, "KSYMBOL");
+  const uint8_t* b = rec + H;
+  k.addr = load<uint64_t>(b);
+  k.len = load<uint32_t>(b + 8);
+  k.ksym_type = load<uint16_t>(b + 12);
+  k.flags = load<uint16_t>(b + 14);
+  k.name = c_string(b + 16, body - 16);
+}
+
+}  // namespace fg::perf_record

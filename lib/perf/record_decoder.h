@@ -1,0 +1,61 @@
+// Decoding of the non-SAMPLE kernel records (MMAP, MMAP2, COMM, FORK, EXIT,
+// SWITCH, LOST, KSYMBOL), their sample_id_all trailers (parsed from the end),
+// and the choice of the attr a record belongs to (IDENTIFIER / ID position).
+// Internal to lib/perf.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "perf/perf_records.h"
+
+namespace fg::perf_record {
+
+// The sample_id_all trailer of a non-SAMPLE kernel record.
+struct SampleId {
+  bool present = false;
+  int32_t pid = -1, tid = -1;
+  uint64_t time = 0, id = 0, stream_id = 0, identifier = 0;
+  uint32_t cpu = kNoCpu;
+  bool has_time = false;
+};
+
+// Parses the trailer at the end of rec (hdr.size = size) if attr.sample_id_all;
+// returns its size in bytes (0 without one). Throws FormatError if the trailer
+// does not fit after the 8-byte header.
+size_t parse_sample_id(const EventAttr& attr, const uint8_t* rec, size_t size, SampleId& out);
+
+// Picks the attr of a record: one attr -> 0; otherwise the IDENTIFIER (first
+// u64 of SAMPLE, last u64 of other kernel records) or the PERF_SAMPLE_ID at
+// its fixed position; id 0 or unknown -> 0 (synthesized records).
+class AttrSelector {
+ public:
+  // Recomputes the scheme and the id map; returns a warning (empty if none).
+  std::string reset(const std::vector<EventAttr>& attrs);
+  size_t select(uint32_t type, const uint8_t* rec, size_t size) const;
+
+ private:
+  enum class Scheme { Single, Identifier, IdPosition, First } scheme_ = Scheme::Single;
+  size_t sample_id_offset_ = 0;   // byte offset of ID in SAMPLE (IdPosition)
+  size_t trailer_id_from_end_ = 0;  // bytes from the end to ID in a trailer (IdPosition)
+  bool trailers_ = false;           // attr 0 has sample_id_all
+  std::unordered_map<uint64_t, size_t> by_id_;
+  size_t lookup(uint64_t id) const {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? 0 : it->second;
+  }
+};
+
+// Decoders of the records the handler receives. rec/size = whole record;
+// trailer_size from parse_sample_id. Throw FormatError when the body does not fit.
+void decode_mmap(const uint8_t* rec, size_t size, size_t trailer_size, bool mmap2, MmapRecord& out);
+void decode_comm(const uint8_t* rec, size_t size, size_t trailer_size, CommRecord& out);
+void decode_task(const uint8_t* rec, size_t size, size_t trailer_size, TaskRecord& out);
+void decode_lost(const uint8_t* rec, size_t size, size_t trailer_size, bool lost_samples, LostRecord& out);
+void decode_switch(const uint8_t* rec, size_t size, size_t trailer_size, bool cpu_wide, SwitchRecord& out);
+void decode_ksymbol(const uint8_t* rec, size_t size, size_t trailer_size, KsymbolRecord& out);
+
+}  // namespace fg::perf_record

@@ -1,0 +1,88 @@
+// Timestamp ordering of records with perf's FINISHED_ROUND rule: at round k,
+// everything up to the largest time seen before round k-1 ended is delivered,
+// sorted by (time, file order). Entries point into the mmap'ed file; records
+// that are not stable there (pipe input, decompressed bytes) are copied into
+// an 8-aligned arena that is compacted after each flush, so memory stays
+// bounded by about two rounds. Internal to lib/perf.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace fg::perf_order {
+
+struct QueuedRecord {
+  uint64_t time;
+  uint64_t seq;               // arrival order: ties keep file order
+  const uint8_t* data;        // the whole record, 8-byte aligned
+  uint64_t file_offset;
+  uint32_t size;
+  uint32_t attr_index;
+  uint32_t type;
+  bool owned;                 // data lives in the arena
+};
+
+class RecordOrderQueue {
+ public:
+  // Queues a record. If copy or data is not 8-aligned, the bytes are copied.
+  void push(uint64_t time, const uint8_t* data, uint32_t size, uint64_t file_offset, uint32_t attr_index,
+            uint32_t type, bool copy);
+
+  // FINISHED_ROUND: delivers everything with time <= the max time seen when
+  // the previous round ended.
+  template <typename Deliver>
+  void finish_round(Deliver&& deliver) {
+    flush(flush_limit_, deliver);
+    flush_limit_ = max_time_;
+  }
+  // End of input: delivers everything.
+  template <typename Deliver>
+  void flush_all(Deliver&& deliver) {
+    flush(UINT64_MAX, deliver);
+  }
+
+  size_t size() const { return queue_.size(); }
+  size_t max_size() const { return max_size_; }
+  uint64_t unordered() const { return unordered_; }
+
+ private:
+  template <typename Deliver>
+  void flush(uint64_t limit, Deliver& deliver) {
+    if (queue_.empty()) return;
+    sort();
+    size_t n = 0;
+    // Deliver in order; on an exception from the handler drop what was delivered.
+    struct Erase {
+      RecordOrderQueue& q;
+      size_t& n;
+      ~Erase() { q.erase_front(n); }
+    } erase{*this, n};
+    while (n < queue_.size() && queue_[n].time <= limit) {
+      const QueuedRecord& r = queue_[n];
+      if (r.time > last_delivered_) last_delivered_ = r.time;
+      ++n;
+      deliver(r);
+    }
+  }
+  void sort();
+  void erase_front(size_t n);
+  uint8_t* arena_alloc(size_t size);
+
+  std::vector<QueuedRecord> queue_;
+  uint64_t seq_ = 0;
+  uint64_t max_time_ = 0, flush_limit_ = 0, last_delivered_ = 0;
+  bool delivered_any_ = false;
+  size_t max_size_ = 0;
+  uint64_t unordered_ = 0;
+  // Arena: blocks of u64 so copies are 8-aligned.
+  struct Block {
+    std::unique_ptr<uint64_t[]> words;
+    size_t capacity = 0, used = 0;  // bytes
+  };
+  std::vector<Block> blocks_;
+  size_t arena_bytes_live_ = 0;
+};
+
+}  // namespace fg::perf_order
