@@ -78,6 +78,12 @@ bool is_kernel_frame(std::string_view dso, std::string_view address_hex) {
   if (starts_with(dso, "[kernel.") || ends_with(dso, "vmlinux") || ends_with(dso, ".ko") ||
       ends_with(dso, ".ko.xz") || ends_with(dso, ".ko.zst") || ends_with(dso, ".ko.gz"))
     return true;
+  if (dso.empty() || dso == "[unknown]") {
+    // Absolute addresses are printed for unknown frames: upper half = kernel.
+    std::string_view a = address_hex;
+    while (!a.empty() && a.front() == '0') a.remove_prefix(1);
+    return a.size() == 16 && a.front() >= '8';
+  }
   if (dso.size() > 2 && dso.front() == '[' && dso.back() == ']') {
     // perf names kernel modules "[name]"; these bracketed names are user space.
     static constexpr std::array<std::string_view, 9> kUser = {"[unknown]", "[vdso]", "[vsyscall]", "[heap]", "[stack]",
@@ -86,12 +92,6 @@ bool is_kernel_frame(std::string_view dso, std::string_view address_hex) {
       if (dso == u) return false;
     if (starts_with(dso, "[anon") || starts_with(dso, "[stack")) return false;
     return true;
-  }
-  if (dso.empty() || dso == "[unknown]") {
-    // Absolute addresses are printed for unknown frames: upper half = kernel.
-    std::string_view a = address_hex;
-    while (!a.empty() && a.front() == '0') a.remove_prefix(1);
-    return a.size() == 16 && a.front() >= '8';
   }
   return false;
 }
