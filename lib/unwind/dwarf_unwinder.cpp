@@ -161,7 +161,8 @@ struct DwarfUnwinder::ProcessState {
   uint64_t last_sp = 0;
   bool last_pc_has_module = true;
   bool last_is_return = false;
-  bool memory_failed = false;
+  bool memory_failed = false;    // a read was refused in the current step
+  bool read_above_copy = false;  // ... at an address above the copied stack
 
   ~ProcessState() {
     if (dwfl != nullptr) dwfl_end(dwfl);
@@ -207,6 +208,9 @@ struct UnwindCallbacks {
     }
     ++stats.refused_reads;
     ps->memory_failed = true;
+    // A read above the copy is what running out of copied stack looks like;
+    // reads just below SP are stale save slots of a prologue/epilogue.
+    if (addr >= ps->sp && addr - ps->sp >= s->stack_size) ps->read_above_copy = true;
     return false;
   }
 
@@ -236,6 +240,9 @@ struct UnwindCallbacks {
     auto* ps = static_cast<DwarfUnwinder::ProcessState*>(arg);
     Dwarf_Addr pc;
     if (!dwfl_frame_pc(state, &pc, nullptr)) return DWARF_CB_ABORT;
+    // Reads made from here on belong to unwinding this frame's caller.
+    ps->memory_failed = false;
+    ps->read_above_copy = false;
     if (pc == 0) {  // the outermost frame of some runtimes
       ps->stop = UnwindOutcome::complete;
       ps->stopped = true;
@@ -546,6 +553,7 @@ UnwindOutcome DwarfUnwinder::unwind(const UserStackSample& s, std::vector<Unwind
   ps->last_pc_has_module = true;
   ps->last_is_return = false;
   ps->memory_failed = false;
+  ps->read_above_copy = false;
   int rc = dwfl_getthread_frames(ps->dwfl, dwfl_pid(ps->dwfl), UnwindCallbacks::frame, ps);
   ps->sample = nullptr;
   ps->frames = nullptr;
@@ -553,7 +561,10 @@ UnwindOutcome DwarfUnwinder::unwind(const UserStackSample& s, std::vector<Unwind
   if (ps->stopped) {
     outcome = ps->stop;
   } else if (rc == 0) {
-    outcome = UnwindOutcome::complete;
+    // libdwfl ends the stack "normally" when the return address cannot be
+    // read, so a refused read above the copy in the last step means the copy
+    // was too short, not that the outermost frame was reached.
+    outcome = ps->read_above_copy ? UnwindOutcome::memory_outside_copy : UnwindOutcome::complete;
   } else {
     if (frames.empty()) frames.push_back({ip, false});
     outcome = classify_failure(*ps);
