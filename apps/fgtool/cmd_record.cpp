@@ -1,0 +1,139 @@
+// `fgtool record`: runs perf record with the events a view needs (on-CPU,
+// off-CPU, wall clock), after checking that perf can record here and
+// explaining how to fix it when not; optionally folds and renders an SVG.
+// The logic is lib/record; this file maps options and reports.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "command.h"
+#include "diagnostics/input_error.h"
+#include "record/perf_capabilities.h"
+#include "record/record_command.h"
+#include "record/subprocess.h"
+
+namespace {
+
+namespace po = boost::program_options;
+
+std::string self_exe() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "fgtool";
+  return std::string(buf, size_t(n));
+}
+
+int run_record(const std::vector<std::string>& all_args) {
+  // Everything after "--" is the workload, passed through untouched.
+  std::vector<std::string> args, command;
+  bool after = false;
+  for (const auto& a : all_args) {
+    if (!after && a == "--") {
+      after = true;
+      continue;
+    }
+    (after ? command : args).push_back(a);
+  }
+  fg::RecordOptions opt;
+  std::string svg;
+  std::vector<std::string> positional_command;
+  po::options_description options("Options");
+  options.add_options()
+    ("off-cpu", po::bool_switch(), "record where threads block: sched:sched_switch with stacks + switch events")
+    ("wall", po::bool_switch(), "on-CPU samples and off-CPU switches in one recording")
+    ("dwarf", po::bool_switch(&opt.dwarf), "DWARF call graphs (--call-graph dwarf,16384) for code without frame pointers")
+    ("freq,F", po::value(&opt.frequency), "cpu-clock samples per second (default 999)")
+    ("output,o", po::value(&opt.output), "perf.data file to write (default perf.data)")
+    ("svg", po::value(&svg), "also fold the recording and render this flamegraph SVG")
+    ("no-jit-profile", po::bool_switch(), "do not set DNNL_JIT_PROFILE/ONEDNN_JIT_PROFILE=2 (oneDNN JIT kernel names)")
+    ("perf", po::value(&opt.perf), "perf executable (default: perf from PATH)")
+    ("no-check", po::bool_switch(), "skip the checks that perf can record here")
+    ("dry-run,n", po::bool_switch(), "print the perf command line and exit")
+    ("command", po::value(&positional_command)->multitoken(), "COMMAND [ARGS] (after --)");
+  po::positional_options_description positional;
+  positional.add("command", -1);
+  po::variables_map vm;
+  if (!fg::cli::parse_args("record", args, options, positional, vm)) return 0;
+  if (command.empty()) command = positional_command;
+  opt.command = command;
+  if (vm["off-cpu"].as<bool>() && vm["wall"].as<bool>()) throw fg::UsageError("--off-cpu and --wall exclude each other");
+  if (vm["off-cpu"].as<bool>()) opt.view = fg::RecordView::OffCpu;
+  if (vm["wall"].as<bool>()) opt.view = fg::RecordView::Wall;
+  if (vm.count("freq") && opt.view == fg::RecordView::OffCpu)
+    throw fg::UsageError("-F sets the cpu-clock rate; the off-CPU view records every context switch instead");
+  opt.jit_profile = !vm["no-jit-profile"].as<bool>();
+  if (!svg.empty() && opt.output == "-") throw fg::UsageError("--svg needs a perf.data file, not -o -");
+
+  fg::RecordCommandBuilder builder(opt);
+  std::vector<std::string> perf_cmd = builder.perf_command();
+  if (vm["dry-run"].as<bool>()) {
+    for (const auto& [name, value] : builder.environment()) std::cout << name << "=" << value << " ";
+    std::cout << fg::shell_line(perf_cmd) << "\n";
+    return 0;
+  }
+  if (!vm["no-check"].as<bool>()) {
+    fg::CapabilityReport report = fg::PerfCapabilities(opt.perf).check(opt.view);
+    if (!report.ok) {
+      std::cerr << "fgtool record: " << report.problem << "\n" << report.fix << "\n";
+      return 1;
+    }
+    perf_cmd[0] = report.perf_path;
+  }
+  std::string env_text;
+  for (const auto& [name, value] : builder.environment()) {
+    setenv(name.c_str(), value.c_str(), 0);
+    env_text += name + "=" + value + " ";
+  }
+  std::cerr << "fgtool record: " << fg::view_name(opt.view) << " view: " << env_text << fg::shell_line(perf_cmd)
+            << std::endl;
+  auto start = std::chrono::steady_clock::now();
+  int status = fg::run_inherited(perf_cmd);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  struct stat st;
+  bool have_data = opt.output != "-" && ::stat(opt.output.c_str(), &st) == 0 && st.st_size > 0;
+  char line[256];
+  std::snprintf(line, sizeof line, "fgtool record: %s after %.1fs", status == 0 ? "done" : "finished", seconds);
+  std::cerr << line;
+  if (status == 127) std::cerr << " (could not start " << perf_cmd[0] << ")";
+  else if (status > 128) std::cerr << " (killed by signal " << status - 128 << ")";
+  else if (status != 0) std::cerr << " (exit status " << status << ")";
+  if (have_data) std::cerr << "; wrote " << opt.output << " (" << (st.st_size + 1023) / 1024 << " KiB)";
+  std::cerr << std::endl;
+
+  if (!svg.empty()) {
+    if (!have_data) {
+      std::cerr << "fgtool record: no " << opt.output << " to render\n";
+      return status ? status : 1;
+    }
+    // Through the fgtool binary itself: fold (with the view's flags), then svg.
+    std::string folded = svg + ".folded.tmp";
+    std::vector<std::string> fold = {self_exe(), "fold"};
+    for (auto& a : builder.fold_arguments()) fold.push_back(a);
+    fold.insert(fold.end(), {opt.output, "-o", folded});
+    int rc = fg::run_inherited(fold);
+    if (rc == 0) rc = fg::run_inherited({self_exe(), "svg", folded, "-o", svg});
+    std::remove(folded.c_str());
+    if (rc != 0) {
+      std::cerr << "fgtool record: rendering " << svg << " failed (status " << rc << ")\n";
+      return status ? status : rc;
+    }
+    std::cerr << "fgtool record: wrote " << svg << "\n";
+  }
+  return status;  // perf forwards the workload's exit status
+}
+
+fg::cli::Registration reg{fg::cli::CommandInfo{
+    "record", "run perf record with the right events for an on-CPU, off-CPU or wall-clock flamegraph",
+    "fgtool record [--off-cpu|--wall] [--dwarf] [-F HZ] [-o perf.data] [--svg OUT.svg] -- COMMAND [ARGS]",
+    "  fgtool record -- ./train --epochs 1                     # on-CPU, perf.data\n"
+    "  fgtool record --svg train.svg -- ./train --epochs 1     # record, fold and render\n"
+    "  fgtool record --off-cpu -o off.data -- ./server         # where threads block\n"
+    "  fgtool record --wall --dwarf -F 499 -- python3 train.py # on+off CPU, no frame pointers\n"
+    "  fgtool record -n --wall -- ./train                      # only print the perf command\n",
+    run_record, 10}};
+
+}  // namespace

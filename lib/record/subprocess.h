@@ -1,0 +1,31 @@
+// Running perf and the fgtool binary itself as child processes: with output
+// captured (for capability probes) or with the terminal inherited (the
+// recording), always by argument vector, never through a shell.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fg {
+
+struct SubprocessResult {
+  int status = -1;       // exit status; 128+N when killed by signal N; 127 when it could not start
+  std::string output;    // stdout and stderr together (captured runs only; first 64 KiB)
+};
+
+// Runs argv[0] (searched in PATH) with stdout+stderr captured, stdin /dev/null.
+SubprocessResult run_captured(const std::vector<std::string>& argv);
+
+// Runs argv[0] (searched in PATH) with the terminal inherited and waits. While
+// waiting, SIGINT/SIGTERM/SIGQUIT are ignored here so that Ctrl-C reaches the
+// child (perf stops the workload and writes its file) and we still report.
+int run_inherited(const std::vector<std::string>& argv);
+
+// The full path of an executable found in PATH (or `name` itself when it
+// contains a '/' and is executable); empty when not found.
+std::string find_in_path(const std::string& name);
+
+// "perf record -e 'a b'": argv as a copy-pasteable shell line.
+std::string shell_line(const std::vector<std::string>& argv);
+
+}  // namespace fg
