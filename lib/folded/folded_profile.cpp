@@ -238,6 +238,10 @@ size_t FoldedProfile::stack_count() const {
 }
 
 void FoldedProfile::for_each_stack(const std::function<void(const std::vector<FrameId>&, double)>& fn) const {
+  for_each_stack_node([&](NodeId id, const std::vector<FrameId>& frames) { fn(frames, impl_->nodes[id].self); });
+}
+
+void FoldedProfile::for_each_stack_node(const std::function<void(NodeId, const std::vector<FrameId>&)>& fn) const {
   struct Item {
     NodeId node;
     bool desc;  // the stacks below node, rather than node's own stack
@@ -273,7 +277,7 @@ void FoldedProfile::for_each_stack(const std::function<void(const std::vector<Fr
     Item it = level.items[level.next++];
     path.push_back(m.nodes[it.node].frame);
     if (!it.desc) {
-      fn(path, m.nodes[it.node].self);
+      fn(it.node, path);
       path.pop_back();
     } else {
       if (levels.size() <= depth + 1) levels.emplace_back();

@@ -59,6 +59,9 @@ class FoldedProfile {
   // Visits unique stacks in byte order of their joined "a;b;c" text, which is
   // the order of the folded writer. `frames` is root first.
   void for_each_stack(const std::function<void(const std::vector<FrameId>& frames, double weight)>& fn) const;
+  // The same walk, giving the node where each stack ends (its self weight is
+  // node(id).self) instead of the weight.
+  void for_each_stack_node(const std::function<void(NodeId node, const std::vector<FrameId>& frames)>& fn) const;
 
   // The prefix tree, for renderers and reports: node 0 is the root (no frame).
   struct Node {

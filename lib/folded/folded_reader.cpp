@@ -121,7 +121,9 @@ class LineParser {
     }
     if (stack.size() == 0) return malformed(line_no, "empty stack before the count");
     ++stats.stacks;
-    if (!b_) {
+    if (sink) {
+      (*sink)(stack, count);
+    } else if (!b_) {
       a_.insert(stack, count);
     } else {
       if (count != 0) a_.insert(stack, count);
@@ -139,6 +141,7 @@ class LineParser {
   }
 
   FoldedReadStats stats;
+  const std::function<void(std::string_view, double)>* sink = nullptr;  // instead of a profile
 
  private:
   // Splits "STACK COUNT" at the last run of blanks.
@@ -175,9 +178,11 @@ class LineParser {
 };
 
 FoldedReadStats read_stream(const std::string& path, const FoldedReadOptions& options, FoldedProfile& a,
-                            FoldedProfile* b) {
+                            FoldedProfile* b,
+                            const std::function<void(std::string_view, double)>* sink = nullptr) {
   InputStream in(path);
   LineParser parser(in.name(), options, a, b);
+  parser.sink = sink;
   parser.stats.bytes = for_each_line(in, [&](std::string_view line, uint64_t no) { parser.line(line, no); });
   parser.finish();
   return parser.stats;
@@ -208,6 +213,13 @@ FoldedReadStats read_folded(const std::string& path, FoldedProfile& into, const 
 FoldedReadStats read_folded_text(std::string_view text, const std::string& name, FoldedProfile& into,
                                  const FoldedReadOptions& options) {
   return read_text(text, name, options, into, nullptr);
+}
+
+FoldedReadStats for_each_folded_line(const std::string& path,
+                                     const std::function<void(std::string_view stack, double count)>& fn,
+                                     const FoldedReadOptions& options) {
+  FoldedProfile unused;
+  return read_stream(path, options, unused, nullptr, &fn);
 }
 
 FoldedReadStats read_diff_folded(const std::string& path, FoldedProfile& a, FoldedProfile& b,

@@ -37,6 +37,12 @@ FoldedReadStats read_folded(const std::string& path, FoldedProfile& into, const 
 FoldedReadStats read_folded_text(std::string_view text, const std::string& name, FoldedProfile& into,
                                  const FoldedReadOptions& options = {});
 
+// Calls fn for every stack line in input order, without merging (for flame
+// charts). Same parsing and errors as read_folded.
+FoldedReadStats for_each_folded_line(const std::string& path,
+                                     const std::function<void(std::string_view stack, double count)>& fn,
+                                     const FoldedReadOptions& options = {});
+
 // Three-column input ("stack countA countB", as written by difffolded.pl):
 // column two goes to `a`, column three to `b`.
 FoldedReadStats read_diff_folded(const std::string& path, FoldedProfile& a, FoldedProfile& b,

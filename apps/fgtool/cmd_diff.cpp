@@ -1,0 +1,87 @@
+// `fgtool diff`: two folded profiles (before, after) -> a differential
+// flamegraph, difffolded.pl's three columns, or a table of the functions that
+// gained and lost most. Logic in lib/render/diff_flamegraph.
+#include <iostream>
+
+#include "command.h"
+#include "diagnostics/atomic_output.h"
+#include "diagnostics/input_error.h"
+#include "folded/folded_reader.h"
+#include "folded/profile_loader.h"
+#include "render/diff_flamegraph.h"
+#include "svg_cli.h"
+
+namespace {
+
+namespace po = boost::program_options;
+
+int run_diff(const std::vector<std::string>& args) {
+  std::vector<std::string> inputs;
+  std::string output, format = "svg";
+  fg::SvgOptions svg;
+  fg::DiffOptions dopt;
+  bool no_normalize = false, lenient = false;
+  size_t top = 0;
+  po::options_description options("Options");
+  options.add_options()
+      ("input", po::value(&inputs), "BEFORE AFTER folded profiles, or one three-column file (stack countA countB)")
+      ("output,o", po::value(&output), "output file ('-' = stdout, the default)")
+      ("format", po::value(&format)->default_value(format), "svg, or folded (difffolded.pl's 'stack countA countB')")
+      ("normalize", po::bool_switch(), "scale A (before) to B's total (the default)")
+      ("no-normalize", po::bool_switch(&no_normalize), "compare raw counts")
+      ("negate", po::bool_switch(&dopt.negate), "shape the graph by A (shows frames that disappeared)")
+      ("top", po::value(&top), "print the N functions that gained and lost most share (self and inclusive)")
+      ("lenient", po::bool_switch(&lenient), "skip malformed lines and count them on stderr");
+  fg::cli::add_svg_options(options, svg, false);
+  po::positional_options_description positional;
+  positional.add("input", -1);
+  po::variables_map vm;
+  if (!fg::cli::parse_args("diff", args, options, positional, vm)) return 0;
+  fg::cli::finish_svg_options(vm, svg);
+  if (no_normalize && vm["normalize"].as<bool>()) throw fg::UsageError("--normalize and --no-normalize conflict");
+  dopt.normalize = !no_normalize;
+  if (format != "svg" && format != "folded") throw fg::UsageError("--format must be svg or folded");
+  if (inputs.empty() || inputs.size() > 2)
+    throw fg::UsageError("expected BEFORE AFTER, or one three-column file (see 'fgtool help diff')");
+
+  fg::FoldedProfile a, b;
+  fg::FoldedReadOptions ro;
+  ro.lenient = lenient;
+  if (inputs.size() == 1) {
+    fg::read_diff_folded(inputs[0], a, b, ro);
+  } else {
+    fg::ProfileLoadOptions lo;
+    lo.lenient = lenient;
+    fg::load_profile(inputs[0], a, lo);
+    fg::load_profile(inputs[1], b, lo);
+    if (a.units != b.units && !a.units.empty() && !b.units.empty())
+      std::cerr << "fgtool diff: warning: comparing " << a.units << " with " << b.units << "\n";
+  }
+  fg::DiffProfile diff = fg::build_diff(a, b, dopt);
+  if (top > 0) {
+    std::cout << fg::diff_top_table(diff, top, svg.count_name.empty() ? diff.tree.units : svg.count_name);
+    std::cout.flush();
+    if (output.empty()) return 0;
+  }
+  if (output.empty()) output = "-";
+  std::string doc;
+  if (format == "folded") fg::write_diff_folded(diff, doc);
+  else fg::render_diff_flamegraph(diff, dopt, svg, doc);
+  fg::AtomicOutput out(output);
+  out.write(doc);
+  out.commit();
+  return 0;
+}
+
+fg::cli::Registration reg{fg::cli::CommandInfo{
+    "diff", "differential flamegraph of two profiles (red grew, blue shrank)",
+    "fgtool diff [options] BEFORE AFTER [-o OUT.svg]   |   fgtool diff [options] DIFF3COL",
+    "  fgtool diff before.folded after.folded -o diff.svg       # shaped by AFTER, A scaled to B's total\n"
+    "  fgtool diff --negate before.folded after.folded -o gone.svg  # shaped by BEFORE\n"
+    "  fgtool diff --no-normalize a.folded b.folded -o raw.svg\n"
+    "  fgtool diff --format folded a.folded b.folded > ab.diff  # stack countA countB\n"
+    "  fgtool diff ab.diff -o diff.svg                           # three-column input\n"
+    "  fgtool diff --top 10 before.folded after.folded           # table of biggest gains/losses\n",
+    run_diff, 41}};
+
+}  // namespace

@@ -1,0 +1,92 @@
+// `fgtool svg`: folded stacks (or any input a loader is registered for, such
+// as perf.data) -> an interactive SVG flamegraph. Inputs are read through
+// fg::load_profile, so new input kinds need no change here.
+#include <iostream>
+
+#include "command.h"
+#include "diagnostics/atomic_output.h"
+#include "diagnostics/input_error.h"
+#include "folded/folded_reader.h"
+#include "folded/profile_loader.h"
+#include "render/diff_flamegraph.h"
+#include "render/flamegraph.h"
+#include "svg_cli.h"
+
+namespace {
+
+namespace po = boost::program_options;
+
+int run_svg(const std::vector<std::string>& args) {
+  std::vector<std::string> inputs;
+  std::string output = "-";
+  fg::SvgOptions svg;
+  bool flamechart = false, lenient = false;
+  po::options_description options("Options");
+  options.add_options()
+      ("input", po::value(&inputs), "folded stacks (plain or gzip; '-' = stdin), or another input kind fgtool "
+                                    "reads (several are merged)")
+      ("output,o", po::value(&output), "SVG file ('-' = stdout, the default)")
+      ("reverse", po::bool_switch(&svg.reverse), "reverse every stack (leaf first) before merging")
+      ("flamechart", po::bool_switch(&flamechart), "flame chart: input order kept, no merging (time on x)")
+      ("lenient", po::bool_switch(&lenient), "skip malformed lines and count them on stderr");
+  fg::cli::add_svg_options(options, svg);
+  po::positional_options_description positional;
+  positional.add("input", -1);
+  po::variables_map vm;
+  if (!fg::cli::parse_args("svg", args, options, positional, vm)) return 0;
+  fg::cli::finish_svg_options(vm, svg);
+  if (inputs.empty()) inputs.push_back("-");
+
+  std::string doc;
+  if (flamechart) {
+    if (svg.reverse) throw fg::UsageError("--flamechart and --reverse cannot be combined");
+    fg::FlameChartBuilder chart;
+    fg::FoldedReadOptions ro;
+    ro.lenient = lenient;
+    for (const auto& in : inputs)
+      fg::for_each_folded_line(in, [&](std::string_view stack, double w) { chart.add(stack, w); }, ro);
+    chart.render(svg, doc);
+  } else if (inputs.size() == 1 && fg::looks_like_diff_folded(inputs[0])) {
+    // difffolded.pl output: draw the differential flamegraph, as flamegraph.pl does.
+    fg::FoldedProfile a, b;
+    fg::FoldedReadOptions ro;
+    ro.lenient = lenient;
+    fg::read_diff_folded(inputs[0], a, b, ro);
+    fg::DiffOptions dopt;
+    dopt.normalize = false;
+    fg::render_diff_flamegraph(fg::build_diff(a, b, dopt), dopt, svg, doc);
+  } else {
+    fg::ProfileLoadOptions lo;
+    lo.lenient = lenient;
+    fg::FoldedProfile profile;
+    for (const auto& in : inputs) {
+      if (inputs.size() == 1) {
+        profile = fg::load_profile(in, lo);
+      } else {
+        fg::FoldedProfile p = fg::load_profile(in, lo);
+        profile.merge(p);
+        profile.units = p.units;
+      }
+    }
+    if (profile.total() <= 0) std::cerr << "fgtool svg: warning: no samples in the input\n";
+    fg::render_flamegraph(profile, svg, doc);
+  }
+  fg::AtomicOutput out(output);
+  out.write(doc);
+  out.commit();
+  return 0;
+}
+
+fg::cli::Registration reg{fg::cli::CommandInfo{
+    "svg", "render an interactive SVG flamegraph from folded stacks",
+    "fgtool svg [options] [FILE...] [-o OUT.svg]",
+    "  fgtool svg out.folded -o out.svg                      # flamegraph (open in a browser)\n"
+    "  fgtool svg a.folded b.folded.gz -o merged.svg         # several inputs are merged\n"
+    "  fgtool fold perf.data | fgtool svg --title Train > t.svg\n"
+    "  fgtool svg --inverted --colors mem --minwidth 0.5% x.folded -o icicle.svg\n"
+    "  fgtool svg --flamechart --countname us trace.folded -o chart.svg\n"
+    "  fgtool svg --hash --width 1800 --no-javascript x.folded -o static.svg\n"
+    "In the browser: click to zoom, Ctrl-F to search (regex, or cat:NAME), the view is kept in the URL.\n",
+    run_svg, 40}};
+
+}  // namespace

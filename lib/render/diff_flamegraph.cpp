@@ -1,0 +1,218 @@
+#include "render/diff_flamegraph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unordered_map>
+
+#include "folded/folded_writer.h"
+#include "render/svg_document.h"
+
+namespace fg {
+
+namespace {
+
+// Maps every node of `side` into diff.tree, returning the tree node per side node.
+std::vector<NodeId> map_into(FoldedProfile& tree, const FoldedProfile& side) {
+  std::vector<FrameId> frames(side.frame_count());
+  for (FrameId f = 0; f < side.frame_count(); ++f) frames[f] = tree.intern(side.frame_name(f));
+  std::vector<NodeId> map(side.node_count(), 0);
+  for (NodeId i = 1; i < side.node_count(); ++i) {
+    const auto& n = side.node(i);
+    map[i] = tree.child(map[n.parent], frames[n.frame]);
+  }
+  return map;
+}
+
+std::string signed_fixed(double v, const char* fmt) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  std::string s = buf;
+  if (v >= 0 && s[0] != '-') s = "+" + s;
+  if (s == "+-0.00" || s == "-0.00") s = "+0.00";
+  return s;
+}
+
+}  // namespace
+
+DiffProfile build_diff(const FoldedProfile& a, const FoldedProfile& b, const DiffOptions& options) {
+  DiffProfile d;
+  d.tree.units = b.units;
+  // B first, so B's node order (and therefore ties) come first.
+  std::vector<NodeId> mb = map_into(d.tree, b);
+  std::vector<NodeId> ma = map_into(d.tree, a);
+  size_t n = d.tree.node_count();
+  d.self_a.assign(n, 0);
+  d.self_b.assign(n, 0);
+  for (NodeId i = 1; i < a.node_count(); ++i) d.raw_sum_a += a.node(i).self;
+  for (NodeId i = 1; i < b.node_count(); ++i) d.raw_sum_b += b.node(i).self;
+  d.normalized = options.normalize;
+  d.scale_a = (options.normalize && d.raw_sum_a > 0) ? d.raw_sum_b / d.raw_sum_a : 1.0;
+  for (NodeId i = 1; i < a.node_count(); ++i) d.self_a[ma[i]] += a.node(i).self * d.scale_a;
+  for (NodeId i = 1; i < b.node_count(); ++i) d.self_b[mb[i]] += b.node(i).self;
+  for (NodeId i = 1; i < n; ++i) {
+    double s = d.self_a[i] + d.self_b[i];
+    if (s != 0) d.tree.add_self(i, s);
+  }
+  d.tree.finalize();
+  d.total_a = d.self_a;
+  d.total_b = d.self_b;
+  for (size_t i = n; i-- > 1;) {
+    NodeId p = d.tree.node(static_cast<NodeId>(i)).parent;
+    d.total_a[p] += d.total_a[i];
+    d.total_b[p] += d.total_b[i];
+  }
+  d.sum_a = d.total_a[0];
+  d.sum_b = d.total_b[0];
+  return d;
+}
+
+std::string diff_fill(double delta, double max_abs) {
+  if (delta == 0 || !(max_abs > 0)) return "rgb(250,250,250)";
+  double strength = std::min(1.0, std::fabs(delta) / max_abs);
+  int fade = static_cast<int>(210 * (1 - strength));
+  char buf[48];
+  if (delta > 0) std::snprintf(buf, sizeof buf, "rgb(255,%d,%d)", fade, fade);
+  else std::snprintf(buf, sizeof buf, "rgb(%d,%d,255)", fade, fade);
+  return buf;
+}
+
+void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const SvgOptions& o, std::string& out) {
+  const std::vector<double>& shape = dopt.negate ? d.total_a : d.total_b;
+  detail::SvgDocument doc;
+  doc.title = o.title.empty() ? "Differential Flame Graph" : o.title;
+  doc.subtitle = o.subtitle.empty()
+                     ? std::string(dopt.negate ? "width: A (before)" : "width: B (after)") +
+                           "; red: self grew in B, blue: self shrank" + (d.normalized ? "; A scaled to B's total" : "")
+                     : o.subtitle;
+  doc.total = std::max(o.total, shape[0]);
+  doc.background_top = "#eeeeee";
+  doc.background_bottom = "#eeeeee";
+  double min_width = min_width_in_units(o.min_width, doc.total, o.width - 20.0);
+  FlameLayout layout = layout_flame(d.tree, min_width, shape);
+  doc.max_depth = layout.max_depth;
+  double max_abs = 0;
+  for (const FlameBox& b : layout.boxes) max_abs = std::max(max_abs, std::fabs(d.self_b[b.node] - d.self_a[b.node]));
+  const std::string count_name = o.count_name.empty() ? d.tree.units : o.count_name;
+  const double raw_a = d.scale_a > 0 ? 1.0 / d.scale_a : 1.0;
+  for (const FlameBox& b : layout.boxes) {
+    detail::DrawFrame f;
+    f.x = b.x;
+    f.width = b.width;
+    f.depth = b.depth;
+    f.name = b.node == 0 ? std::string_view("all") : d.tree.frame_name(d.tree.node(b.node).frame);
+    double ta = d.total_a[b.node], tb = d.total_b[b.node];
+    double delta = d.self_b[b.node] - d.self_a[b.node];
+    FrameStyle st;
+    if (b.node != 0 && o.node_style) st = o.node_style(b.node);
+    if (st.category.empty() && b.node != 0 && o.frame_style) st.category = o.frame_style(d.tree.node(b.node).frame).category;
+    f.fill = diff_fill(delta, max_abs);  // colour always shows the change
+    f.category = st.category;
+    double share_a = d.sum_a > 0 ? ta / d.sum_a : 0, share_b = d.sum_b > 0 ? tb / d.sum_b : 0;
+    std::string info = "A " + detail::format_display_count(ta * raw_a * o.factor) + " " + count_name + " " +
+                       detail::format_percent(ta, d.sum_a) + ", B " + detail::format_display_count(tb * o.factor) +
+                       " " + count_name + " " + detail::format_percent(tb, d.sum_b) + ", ";
+    if (d.normalized || true) info += signed_fixed(100 * (share_b - share_a), "%.2f") + " pp";
+    if (ta > 0) info += " [" + signed_fixed(100 * (tb - ta) / ta, "%.1f") + "%" + (d.normalized ? " normalised" : "") + "]";
+    else if (tb > 0) info += " [new]";
+    if (tb == 0 && ta > 0) info += " [gone]";
+    info += ", self " + signed_fixed(d.sum_b > 0 ? 100 * delta / d.sum_b : 0, "%.2f") + " pp";
+    if (!st.category.empty()) info += ", category " + st.category;
+    f.info = std::move(info);
+    doc.frames.push_back(std::move(f));
+  }
+  detail::write_svg_document(o, doc, out);
+}
+
+void write_diff_folded(const DiffProfile& d, std::string& out) {
+  d.tree.for_each_stack_node([&](NodeId node, const std::vector<FrameId>& frames) {
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (i) out += ';';
+      out += d.tree.frame_name(frames[i]);
+    }
+    out += ' ';
+    append_count(out, d.self_a[node]);
+    out += ' ';
+    append_count(out, d.self_b[node]);
+    out += '\n';
+  });
+}
+
+std::vector<DiffFrameSummary> summarize_diff_by_frame(const DiffProfile& d) {
+  const FoldedProfile& t = d.tree;
+  std::vector<DiffFrameSummary> out(t.frame_count());
+  for (FrameId f = 0; f < t.frame_count(); ++f) out[f].name = std::string(t.frame_name(f));
+  std::vector<uint32_t> active(t.frame_count(), 0);  // ancestors on the current path with this frame
+  struct Item {
+    NodeId node;
+    bool exit;
+  };
+  std::vector<Item> stack{{0, false}};
+  while (!stack.empty()) {
+    Item it = stack.back();
+    stack.pop_back();
+    if (it.node != 0) {
+      FrameId f = t.node(it.node).frame;
+      if (it.exit) {
+        --active[f];
+        continue;
+      }
+      out[f].self_a += d.self_a[it.node];
+      out[f].self_b += d.self_b[it.node];
+      if (active[f] == 0) {
+        out[f].incl_a += d.total_a[it.node];
+        out[f].incl_b += d.total_b[it.node];
+      }
+      ++active[f];
+      stack.push_back({it.node, true});
+    }
+    for (NodeId c : t.children(it.node)) stack.push_back({c, false});
+  }
+  return out;
+}
+
+std::string diff_top_table(const DiffProfile& d, size_t n, const std::string& count_name) {
+  std::vector<DiffFrameSummary> rows = summarize_diff_by_frame(d);
+  const double ra = d.scale_a > 0 ? 1.0 / d.scale_a : 1.0;
+  auto share = [](double v, double total) { return total > 0 ? 100.0 * v / total : 0.0; };
+  std::string out;
+  char line[256];
+  for (int inclusive = 0; inclusive < 2; ++inclusive) {
+    auto a_of = [&](const DiffFrameSummary& r) { return inclusive ? r.incl_a : r.self_a; };
+    auto b_of = [&](const DiffFrameSummary& r) { return inclusive ? r.incl_b : r.self_b; };
+    auto change = [&](const DiffFrameSummary& r) { return share(b_of(r), d.sum_b) - share(a_of(r), d.sum_a); };
+    std::vector<const DiffFrameSummary*> sorted;
+    for (const auto& r : rows)
+      if (a_of(r) != 0 || b_of(r) != 0) sorted.push_back(&r);
+    for (int gains = 1; gains >= 0; --gains) {
+      std::stable_sort(sorted.begin(), sorted.end(), [&](const DiffFrameSummary* x, const DiffFrameSummary* y) {
+        double cx = change(*x), cy = change(*y);
+        if (cx != cy) return gains ? cx > cy : cx < cy;
+        return x->name < y->name;
+      });
+      out += std::string(inclusive ? "Inclusive" : "Self") + " share, largest " + (gains ? "gains" : "losses") +
+             " (B vs A):\n";
+      std::snprintf(line, sizeof line, "  %9s %8s %8s %14s %14s  %s\n", "change", "A", "B", ("A " + count_name).c_str(),
+                    ("B " + count_name).c_str(), "function");
+      out += line;
+      size_t shown = 0;
+      for (const DiffFrameSummary* r : sorted) {
+        if (shown == n) break;
+        double c = change(*r);
+        if (gains ? c <= 0 : c >= 0) break;
+        std::snprintf(line, sizeof line, "  %8.2f%% %7.2f%% %7.2f%% %14s %14s  ", c, share(a_of(*r), d.sum_a),
+                      share(b_of(*r), d.sum_b), detail::format_display_count(a_of(*r) * ra).c_str(),
+                      detail::format_display_count(b_of(*r)).c_str());
+        out += line;
+        out += r->name;
+        out += '\n';
+        ++shown;
+      }
+      if (shown == 0) out += "  (none)\n";
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+}  // namespace fg

@@ -1,0 +1,235 @@
+// Interactive behaviour of fgtool's SVG flamegraphs: hover details, click to
+// zoom, regex search (button, Ctrl-F, F3), and the view kept in the URL
+// (?s=REGEX&x=START&y=Y&ic=1) so that a link reproduces it. Plain ECMAScript
+// for SVG 1.1; every per-frame datum is read from element attributes
+// (fg:x, fg:w in counts, fg:c category) and <title> text, never from here.
+"use strict";
+var fgns = "http://fgtool.invalid/ns";
+var svg, frames, details, searchbtn, unzoombtn, matchedtxt, icbtn, legend;
+var xpad = 10, graphwidth = 1180, fontsize = 12, fontwidth = 0.59, total = 1, inverted = false, nametype = "";
+var zoomed = null, currentSearch = null, ignorecase = false;
+
+function attr(e, k) { return e.getAttributeNS(fgns, k) || e.getAttribute("fg:" + k); }
+function num(e, k) { return parseFloat(attr(e, k)); }
+function child(e, tag) {
+  for (var c = e.firstChild; c; c = c.nextSibling) if (c.nodeType === 1 && c.localName === tag) return c;
+  return null;
+}
+
+function init(evt) {
+  svg = document.documentElement;
+  var cfg = document.getElementById("fg_config");
+  xpad = num(cfg, "xpad");
+  graphwidth = num(cfg, "width") - 2 * xpad;
+  fontsize = num(cfg, "fontsize");
+  fontwidth = num(cfg, "fontwidth");
+  total = num(cfg, "total");
+  inverted = attr(cfg, "inverted") === "1";
+  nametype = attr(cfg, "nametype") || "";
+  frames = document.getElementById("frames");
+  details = document.getElementById("details");
+  searchbtn = document.getElementById("search");
+  unzoombtn = document.getElementById("unzoom");
+  matchedtxt = document.getElementById("matched");
+  icbtn = document.getElementById("ignorecase");
+  legend = document.getElementById("legend");
+
+  frames.addEventListener("mouseover", function (e) {
+    var g = frame_of(e.target);
+    if (g) set_text(details, describe(g));
+  });
+  frames.addEventListener("mouseout", function (e) { set_text(details, " "); });
+  frames.addEventListener("click", function (e) {
+    var g = frame_of(e.target);
+    if (g) { zoom(g); update_url(); }
+  });
+  unzoombtn.addEventListener("click", function () { unzoom(); update_url(); });
+  searchbtn.addEventListener("click", function () { search_prompt(); });
+  icbtn.addEventListener("click", function () {
+    ignorecase = !ignorecase;
+    if (ignorecase) icbtn.classList.add("show"); else icbtn.classList.remove("show");
+    if (currentSearch !== null) search(currentSearch);
+    update_url();
+  });
+  if (legend) legend.addEventListener("click", function (e) {
+    for (var n = e.target; n && n !== legend; n = n.parentNode) {
+      var cat = n.getAttribute && attr(n, "cat");
+      if (cat) { search("cat:" + cat.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")); update_url(); return; }
+    }
+  });
+  window.addEventListener("keydown", function (e) {
+    if (e.keyCode === 114 || ((e.ctrlKey || e.metaKey) && e.keyCode === 70)) {
+      e.preventDefault();
+      search_prompt();
+    } else if (e.keyCode === 27 && currentSearch !== null) {
+      reset_search();
+      update_url();
+    }
+  });
+  restore_from_url();
+}
+
+function frame_of(n) {
+  for (; n && n !== frames; n = n.parentNode) if (n.nodeType === 1 && n.localName === "g" && attr(n, "w") !== null) return n;
+  return null;
+}
+function title_of(g) { var t = child(g, "title"); return t ? t.textContent : ""; }
+function name_of(g) { return title_of(g).replace(/ \([^(]*\)$/, ""); }
+function set_text(e, s) { e.textContent = s; }
+
+function describe(g) {
+  var s = (nametype ? nametype + " " : "") + title_of(g);
+  if (zoomed && zoomed !== g && !g.classList.contains("parent"))
+    s += " [" + (100 * num(g, "w") / num(zoomed, "w")).toFixed(2) + "% of zoomed frame]";
+  return s;
+}
+function rect_y(g) { return parseFloat(child(g, "rect").getAttribute("y")); }
+
+function place(g, x, w) {
+  var r = child(g, "rect"), t = child(g, "text");
+  r.setAttribute("x", x.toFixed(1));
+  r.setAttribute("width", Math.max(w, 0).toFixed(1));
+  if (t) {
+    t.setAttribute("x", (x + 3).toFixed(1));
+    var name = name_of(g), chars = Math.floor(w / (fontsize * fontwidth));
+    t.textContent = chars < 3 ? "" : (name.length > chars ? name.substring(0, chars - 2) + ".." : name);
+  }
+}
+
+function zoom(g) {
+  var zx = num(g, "x"), zw = num(g, "w"), zy = rect_y(g), eps = zw * 1e-9;
+  zoomed = g;
+  unzoombtn.classList.remove("hide");
+  var ratio = graphwidth / zw, kids = frames.children;
+  for (var i = 0; i < kids.length; i++) {
+    var e = kids[i], ex = num(e, "x"), ew = num(e, "w"), ey = rect_y(e);
+    var rootward = inverted ? ey < zy : ey > zy;
+    if (rootward) {
+      if (ex <= zx + eps && ex + ew >= zx + zw - eps) {
+        e.classList.add("parent");
+        e.classList.remove("hide");
+        place(e, xpad, graphwidth);
+      } else e.classList.add("hide");
+    } else if (ex >= zx - eps && ex + ew <= zx + zw + eps) {
+      e.classList.remove("parent");
+      e.classList.remove("hide");
+      place(e, xpad + (ex - zx) * ratio, ew * ratio);
+    } else e.classList.add("hide");
+  }
+  if (currentSearch !== null) search(currentSearch);
+}
+
+function unzoom() {
+  zoomed = null;
+  unzoombtn.classList.add("hide");
+  var kids = frames.children, scale = graphwidth / total;
+  for (var i = 0; i < kids.length; i++) {
+    var e = kids[i];
+    e.classList.remove("parent");
+    e.classList.remove("hide");
+    place(e, xpad + num(e, "x") * scale, num(e, "w") * scale);
+  }
+  if (currentSearch !== null) search(currentSearch);
+}
+
+function search_prompt() {
+  var term = prompt("Search for (regular expression; cat:NAME for a category; empty to reset):",
+                    currentSearch === null ? "" : currentSearch);
+  if (term === null) return;
+  if (term === "") reset_search(); else search(term);
+  update_url();
+}
+
+function reset_search() {
+  currentSearch = null;
+  var kids = frames.children;
+  for (var i = 0; i < kids.length; i++) {
+    var r = child(kids[i], "rect"), orig = kids[i].getAttribute("data-fill");
+    if (orig !== null) { r.setAttribute("fill", orig); kids[i].removeAttribute("data-fill"); }
+  }
+  searchbtn.classList.remove("show");
+  set_text(searchbtn, "Search");
+  set_text(matchedtxt, " ");
+}
+
+function search(term) {
+  var category = term.indexOf("cat:") === 0, re;
+  try {
+    re = new RegExp(category ? "^(?:" + term.substring(4) + ")$" : term, ignorecase ? "i" : "");
+  } catch (err) {
+    alert("Invalid regular expression: " + err.message);
+    return;
+  }
+  reset_search();
+  currentSearch = term;
+  var kids = frames.children, hits = [];
+  var lo = zoomed ? num(zoomed, "x") : 0, hi = zoomed ? lo + num(zoomed, "w") : total;
+  for (var i = 0; i < kids.length; i++) {
+    var e = kids[i], subject = category ? (attr(e, "c") || "") : name_of(e);
+    if (!re.test(subject)) continue;
+    var r = child(e, "rect");
+    e.setAttribute("data-fill", r.getAttribute("fill"));
+    r.setAttribute("fill", "rgb(230,0,230)");
+    hits.push([num(e, "x"), num(e, "w")]);
+  }
+  // Nested matches (a match inside a match) must not count twice: merge the
+  // [x, x+w) intervals before summing.
+  hits.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });
+  var covered = 0, zcovered = 0, end = -Infinity;
+  for (var j = 0; j < hits.length; j++) {
+    var s = Math.max(hits[j][0], end), f = hits[j][0] + hits[j][1];
+    if (f > s) {
+      covered += f - s;
+      zcovered += Math.max(0, Math.min(f, hi) - Math.max(s, lo));
+      end = f;
+    }
+  }
+  searchbtn.classList.add("show");
+  set_text(searchbtn, "Reset Search");
+  var text = "Matched: " + (100 * covered / total).toFixed(1) + "%";
+  if (zoomed) text += " (" + (100 * zcovered / (hi - lo)).toFixed(1) + "% of zoomed)";
+  set_text(matchedtxt, hits.length ? text : "Matched: 0% (no match)");
+}
+
+function params() {
+  var out = {}, q = (document.location && document.location.search || "").replace(/^\?/, "");
+  if (!q) return out;
+  var parts = q.split("&");
+  for (var i = 0; i < parts.length; i++) {
+    var kv = parts[i].split("="), k = decodeURIComponent(kv[0]);
+    try { out[k] = decodeURIComponent((kv[1] || "").replace(/\+/g, " ")); } catch (e) {}
+  }
+  return out;
+}
+
+function update_url() {
+  try {
+    var p = params(), q = [];
+    delete p.x; delete p.y; delete p.s; delete p.ic;
+    for (var k in p) q.push(encodeURIComponent(k) + "=" + encodeURIComponent(p[k]));
+    if (zoomed) {
+      q.push("x=" + encodeURIComponent(attr(zoomed, "x")));
+      q.push("y=" + encodeURIComponent(child(zoomed, "rect").getAttribute("y")));
+    }
+    if (currentSearch !== null) q.push("s=" + encodeURIComponent(currentSearch));
+    if (ignorecase) q.push("ic=1");
+    var url = document.location.pathname + (q.length ? "?" + q.join("&") : "") + (document.location.hash || "");
+    history.replaceState(null, "", url);
+  } catch (e) {}
+}
+
+function restore_from_url() {
+  var p = params();
+  if (p.ic === "1") { ignorecase = true; icbtn.classList.add("show"); }
+  if (p.x !== undefined && p.y !== undefined) {
+    var x = parseFloat(p.x), y = parseFloat(p.y), kids = frames.children;
+    for (var i = 0; i < kids.length; i++) {
+      var e = kids[i];
+      if (Math.abs(num(e, "x") - x) <= 1e-9 * Math.max(1, Math.abs(x)) && Math.abs(rect_y(e) - y) < 0.05) {
+        zoom(e);
+        break;
+      }
+    }
+  }
+  if (p.s) search(p.s);
+}

@@ -1,0 +1,105 @@
+#include "render/palette.h"
+
+#include <cstdint>
+
+#include "folded/hash.h"
+
+namespace fg {
+
+std::string Rgb::css() const {
+  return "rgb(" + std::to_string(r) + "," + std::to_string(g) + "," + std::to_string(b) + ")";
+}
+
+namespace {
+const char* const kPalettes[] = {"hot", "mem", "io", "wakeup", "red", "green", "blue",
+                                 "aqua", "yellow", "purple", "orange", "wall"};
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+}  // namespace
+
+bool is_known_palette(std::string_view name) {
+  for (const char* p : kPalettes)
+    if (name == p) return true;
+  return false;
+}
+
+const char* known_palettes() { return "hot, mem, io, wakeup, red, green, blue, aqua, yellow, purple, orange, wall"; }
+
+double name_hash_value(std::string_view name) {
+  // Drop a "module`" prefix as flamegraph.pl does.
+  size_t tick = name.find('`');
+  if (tick != std::string_view::npos) name = name.substr(tick + 1);
+  double vector = 0, weight = 1, max = 1;
+  int mod = 10;
+  for (char ch : name) {
+    int i = static_cast<unsigned char>(ch) % mod;
+    vector += (i / double(mod++ - 1)) * weight;
+    max += weight;
+    weight *= 0.70;
+    if (mod > 12) break;
+  }
+  return 1 - vector / max;
+}
+
+double mixed_hash_value(std::string_view name, uint64_t salt) {
+  uint64_t h = detail::mix64(detail::hash_bytes(name.data(), name.size()) ^ (salt * 0x9E3779B97F4A7C15ull));
+  return double(h >> 11) / double(uint64_t(1) << 53);
+}
+
+Rgb palette_color(std::string_view palette, std::string_view name, double v1, double v2, double v3) {
+  auto I = [](double x) { return static_cast<int>(x); };
+  std::string_view p = palette;
+  if (p == "hot" || p == "wall") {
+    if (ends_with(name, "_[k]")) p = "orange";
+    else if (ends_with(name, "_[j]")) p = "green";
+    else if (ends_with(name, "_[i]")) p = "aqua";
+  }
+  if (p == "hot" || p == "wall") return {205 + I(50 * v3), I(230 * v1), I(55 * v2)};
+  if (p == "mem") return {0, 190 + I(50 * v2), I(210 * v1)};
+  if (p == "io" || p == "wakeup") {
+    int r = 80 + I(60 * v1);
+    return {r, r, 190 + I(55 * v2)};
+  }
+  if (p == "red") {
+    int g = 50 + I(80 * v1);
+    return {200 + I(55 * v1), g, g};
+  }
+  if (p == "green") {
+    int r = 50 + I(60 * v1);
+    return {r, 200 + I(55 * v1), r};
+  }
+  if (p == "blue") {
+    int r = 80 + I(60 * v1);
+    return {r, r, 205 + I(50 * v1)};
+  }
+  if (p == "yellow") {
+    int r = 175 + I(55 * v1);
+    return {r, r, 50 + I(20 * v1)};
+  }
+  if (p == "purple") {
+    int r = 190 + I(65 * v1);
+    return {r, 80 + I(60 * v1), r};
+  }
+  if (p == "aqua") {
+    int g = 165 + I(55 * v1);
+    return {50 + I(60 * v1), g, g};
+  }
+  if (p == "orange") return {190 + I(65 * v1), 90 + I(65 * v1), 0};
+  return {0, 0, 0};
+}
+
+void palette_background(std::string_view palette, std::string& top, std::string& bottom) {
+  if (palette == "mem") {
+    top = "#eef2ee";
+    bottom = "#e0ffe0";
+  } else if (palette == "io" || palette == "wakeup" || palette == "blue" || palette == "aqua") {
+    top = "#f8f8f8";
+    bottom = "#e8e8e8";
+  } else {
+    top = "#eeeeee";
+    bottom = "#eeeeb0";
+  }
+}
+
+}  // namespace fg
