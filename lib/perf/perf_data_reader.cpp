@@ -135,6 +135,7 @@ struct PerfDataReader::Impl {
   // Header damage that --partial may step over.
   void header_damage(uint64_t offset, const std::string& what) {
     if (!options.partial) throw InputError::at_offset(path, offset, what);
+    stats.damaged = true;
     warn(path + ": byte " + std::to_string(offset) + ": " + what);
   }
 

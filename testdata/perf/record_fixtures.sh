@@ -15,7 +15,12 @@ perf record -q -o switch.data --switch-events -e cpu-clock -F 499 -g ./prog $N s
 perf record -q -o dwarf.data -e cpu-clock -F 99 --call-graph dwarf,4096 ./prog $N
 perf record -q -o exec.data -e cpu-clock -F 499 -g -- sh -c "./prog $N; true"
 rm -f *.data.old
-# Golden record counts per type, from perf's own decoder (used by the tests).
+# Golden outputs of perf's own decoder (used by the tests):
+#   NAME.counts  records per type ("TYPE COUNT") from perf script -D
+#   NAME.events  samples per event ("EVENT COUNT") from perf script -F event
+#   sched.trace  the sched_switch fields as perf script -F trace prints them
 for f in *.data; do
   perf script -D -i "$f" 2>/dev/null | ./count_records.sh > "${f%.data}.counts"
+  perf script -G -i "$f" -F event 2>/dev/null | sed 's/^ *//; s/: *$//' | sort | uniq -c | awk '{print $2, $1}' > "${f%.data}.events"
 done
+perf script -i sched.data -F event,trace 2>/dev/null | grep 'sched:sched_switch:' | sed 's/^ *sched:sched_switch: *//' > sched.trace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <cstring>
 #include <sstream>
 
 #include "diagnostics/input_error.h"
@@ -188,4 +189,177 @@ TEST(PerfReader, DwarfSamplesCarryRegsAndStack) {
   reader.read(h);
   EXPECT_GT(h.n, 10);
   EXPECT_GT(h.with_stack, 10);
+}
+
+// Samples per event equal `perf script -F event` (golden NAME.events), for
+// every fixture: the right attr is chosen for every record.
+TEST_P(FixtureCounts, SamplesPerEventEqualPerfScript) {
+  PerfDataReader reader(fixture(GetParam()));
+  Counting h;
+  reader.read(h);
+  std::map<std::string, uint64_t> golden;
+  std::istringstream in(test::read_file(testdata("perf/" + GetParam() + ".events")));
+  std::string ev;
+  uint64_t n;
+  while (in >> ev >> n) golden[ev] = n;
+  EXPECT_EQ(h.samples_by_event, golden);
+  // Stats agree with what was delivered.
+  const auto& info = reader.info();
+  for (size_t i = 0; i < info.attrs.size(); ++i)
+    EXPECT_EQ(reader.stats().samples_per_attr.at(i), h.samples_by_event[info.attrs[i].name]);
+}
+
+TEST(PerfReader, SchedSwitchFieldsEqualPerfScriptTrace) {
+  for (const char* name : {"sched", "sched_pipe"}) {
+    SCOPED_TRACE(name);
+    PerfDataReader reader(fixture(name));
+    struct H : RecordHandler {
+      TracingData td;
+      const PerfDataReader* r;
+      std::vector<std::string> lines;
+      void on_sample(const Sample& s) override {
+        if (s.attr->type != 2) return;
+        if (td.empty()) td = TracingData::parse(r->info().tracing_data, r->path());
+        const TracepointFormat* f = td.find(s.attr->config);
+        ASSERT_NE(f, nullptr);
+        EXPECT_EQ(f->full_name(), "sched:sched_switch");
+        auto str = [&](const char* n) {
+          const TracepointField* fl = f->field(n);
+          EXPECT_NE(fl, nullptr) << n;
+          return fl ? std::string(read_tracepoint_string(*fl, s.raw, s.raw_size)) : std::string();
+        };
+        auto num = [&](const char* n) {
+          const TracepointField* fl = f->field(n);
+          int64_t v = -999;
+          EXPECT_TRUE(fl && read_tracepoint_int(*fl, s.raw, s.raw_size, &v)) << n;
+          return std::to_string(v);
+        };
+        int64_t state = 0;
+        read_tracepoint_int(*f->field("prev_state"), s.raw, s.raw_size, &state);
+        // perf prints the lowest set state bit as a letter (R when 0).
+        static const char letters[] = "SDTtXZPI";
+        std::string st = "R";
+        for (int b = 0; b < 8; ++b)
+          if (state & (1 << b)) {
+            st = std::string(1, letters[b]);
+            break;
+          }
+        if (state & 0x100) st += "+";  // TASK_REPORT_MAX: preempted
+        lines.push_back("prev_comm=" + str("prev_comm") + " prev_pid=" + num("prev_pid") + " prev_prio=" +
+                        num("prev_prio") + " prev_state=" + st + " ==> next_comm=" + str("next_comm") +
+                        " next_pid=" + num("next_pid") + " next_prio=" + num("next_prio"));
+        // The common fields agree with the sample.
+        EXPECT_EQ(num("common_pid"), std::to_string(s.tid));
+      }
+    } h;
+    h.r = &reader;
+    reader.read(h);
+    if (std::string(name) == "sched") {
+      std::vector<std::string> golden;
+      std::istringstream in(test::read_file(testdata("perf/sched.trace")));
+      for (std::string l; std::getline(in, l);) golden.push_back(l);
+      EXPECT_EQ(h.lines, golden);
+    } else {
+      EXPECT_EQ(h.lines.size(), 52u);
+    }
+  }
+}
+
+TEST(PerfReader, TracingDataFormats) {
+  PerfDataReader reader(fixture("sched"));
+  TracingData td = TracingData::parse(reader.info().tracing_data, reader.path());
+  EXPECT_EQ(td.version(), "0.6");
+  EXPECT_EQ(td.long_size(), 8);
+  const EventAttr* tp = nullptr;
+  for (const auto& a : reader.info().attrs)
+    if (a.type == 2) tp = &a;
+  ASSERT_NE(tp, nullptr);
+  EXPECT_EQ(tp->name, "sched:sched_switch");
+  const TracepointFormat* f = td.find(tp->config);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f, td.find("sched", "sched_switch"));
+  const TracepointField* comm = f->field("prev_comm");
+  ASSERT_NE(comm, nullptr);
+  EXPECT_TRUE(comm->is_array);
+  EXPECT_TRUE(comm->is_string);
+  EXPECT_EQ(comm->size, 16u);
+  const TracepointField* pid = f->field("prev_pid");
+  ASSERT_NE(pid, nullptr);
+  EXPECT_TRUE(pid->is_signed);
+  EXPECT_EQ(pid->size, 4u);
+  EXPECT_GT(pid->offset, comm->offset);
+  ASSERT_NE(f->field("common_pid"), nullptr);
+  EXPECT_TRUE(f->field("common_pid")->is_common);
+  EXPECT_FALSE(pid->is_common);
+  // Out-of-range reads fail instead of reading past the payload.
+  uint8_t small[8] = {};
+  int64_t v;
+  EXPECT_FALSE(read_tracepoint_int(*pid, small, sizeof small, &v));
+  EXPECT_TRUE(read_tracepoint_string(*comm, small, sizeof small).empty());
+}
+
+TEST(PerfReader, DataLocStringField) {
+  TracepointFormat f = TracingData::parse_format(
+      "name: x\nID: 7\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+      "\tfield:__data_loc char[] name;\toffset:8;\tsize:4;\tsigned:0;\n"
+      "\tfield:int val;\toffset:12;\tsize:4;\tsigned:1;\n",
+      "sys");
+  EXPECT_EQ(f.id, 7u);
+  const TracepointField* n = f.field("name");
+  ASSERT_NE(n, nullptr);
+  EXPECT_TRUE(n->is_data_loc);
+  EXPECT_TRUE(n->is_string);
+  uint8_t raw[24] = {};
+  uint32_t desc = (5u << 16) | 16u;
+  std::memcpy(raw + 8, &desc, 4);
+  std::memcpy(raw + 16, "abc\0", 4);
+  int32_t val = -5;
+  std::memcpy(raw + 12, &val, 4);
+  EXPECT_EQ(read_tracepoint_string(*n, raw, sizeof raw), "abc");
+  int64_t v = 0;
+  EXPECT_TRUE(read_tracepoint_int(*f.field("val"), raw, sizeof raw, &v));
+  EXPECT_EQ(v, -5);
+  desc = (64u << 16) | 16u;  // longer than the payload
+  std::memcpy(raw + 8, &desc, 4);
+  EXPECT_TRUE(read_tracepoint_string(*n, raw, sizeof raw).empty());
+}
+
+TEST(PerfReader, PipeModeInfoAndNames) {
+  PerfDataReader reader(fixture("sched_pipe"));
+  EXPECT_TRUE(reader.info().pipe_mode);
+  Counting h;
+  reader.read(h);
+  const auto& info = reader.info();
+  ASSERT_EQ(info.attrs.size(), 2u);
+  EXPECT_EQ(info.attrs[0].name, "sched:sched_switch");
+  EXPECT_EQ(info.attrs[1].name, "cpu-clock");
+  EXPECT_FALSE(info.tracing_data.empty());
+  EXPECT_FALSE(info.hostname.empty());
+  EXPECT_FALSE(info.cmdline.empty());
+  EXPECT_EQ(info.arch, "x86_64");
+}
+
+TEST(PerfReader, ZstdStatsAndTinyOutputChunks) {
+  std::vector<std::string> reference;
+  uint64_t decompressed = 0;
+  for (size_t chunk : {size_t(0), size_t(1), size_t(7), size_t(100), size_t(4096)}) {
+    SCOPED_TRACE(chunk);
+    ReadOptions opt;
+    opt.zstd_output_chunk = chunk;
+    PerfDataReader reader(fixture("zstd"), opt);
+    Counting h;
+    reader.read(h);
+    const auto& st = reader.stats();
+    EXPECT_TRUE(reader.info().compressed);
+    EXPECT_EQ(reader.info().comp_type, 1u);
+    EXPECT_GT(st.records_by_type.at(81), 0u);
+    EXPECT_GT(st.compression_ratio(), 1.0);
+    if (chunk == 0) {
+      reference = h.order;
+      decompressed = st.decompressed_bytes;
+    } else {
+      EXPECT_EQ(h.order, reference);
+      EXPECT_EQ(st.decompressed_bytes, decompressed);
+    }
+  }
 }
