@@ -1,0 +1,163 @@
+#include "fold_cli.h"
+
+#include <sstream>
+
+#include "diagnostics/input_error.h"
+#include "diagnostics/progress.h"
+
+namespace fg::cli {
+
+void add_fold_options(po::options_description& options, FoldCliOptions& c) {
+  po::options_description view("View");
+  view.add_options()
+      ("off-cpu", po::bool_switch(&c.off_cpu), "off-CPU time (us) from sched:sched_switch, per blocked stack")
+      ("wall", po::bool_switch(&c.wall), "on-CPU + off-CPU in one profile (us); off-CPU leaves end in [off-cpu: STATE]")
+      ("state", po::value(&c.state), "off-CPU: keep only these task states, e.g. S, D, R or SD")
+      ("min-block", po::value(&c.min_block), "off-CPU: drop blocks shorter than USEC")
+      ("include-unfinished", po::bool_switch(&c.include_unfinished), "off-CPU: count tasks still blocked at the end");
+  po::options_description naming("Stack naming (stackcollapse-perf.pl conventions)");
+  naming.add_options()
+      ("pid", po::bool_switch(&c.pid), "root frame comm-PID")
+      ("tid", po::bool_switch(&c.tid), "root frame comm-PID/TID")
+      ("kernel", po::bool_switch(&c.kernel), "annotate kernel frames with _[k]")
+      ("jit", po::bool_switch(&c.jit), "annotate JIT frames with _[j]")
+      ("all", po::bool_switch(&c.all), "all annotations (--kernel --jit)")
+      ("addrs", po::bool_switch(&c.addrs), "unknown frames as [dso+0xOFFSET] instead of [dso]")
+      ("inline", po::bool_switch(&c.inline_frames), "add inlined functions from DWARF")
+      ("no-demangle", po::bool_switch(&c.no_demangle), "keep C++ names mangled")
+      ("count", po::bool_switch(&c.count), "weight 1 per sample instead of the period");
+  po::options_description filters("Selection");
+  filters.add_options()
+      ("event", po::value(&c.event), "fold this event (default: the first sampling event)")
+      ("comm", po::value(&c.comm), "only these commands (comma-separated)")
+      ("pid-filter", po::value(&c.pid_filter), "only these pids (comma-separated)")
+      ("tid-filter", po::value(&c.tid_filter), "only these tids (comma-separated)")
+      ("time", po::value(&c.time), "START,END in seconds as perf script prints times (either may be empty)")
+      ("partial", po::bool_switch(&c.partial), "fold what was read before damage instead of failing");
+  po::options_description sym("Symbols");
+  sym.add_options()
+      ("symfs", po::value(&c.symfs), "look for binaries under this root directory")
+      ("kallsyms", po::value(&c.kallsyms), "kernel symbols file (default /proc/kallsyms when the host matches)")
+      ("buildid-dir", po::value(&c.buildid_dir), "perf's build-id cache (default ~/.debug)")
+      ("debuginfod", po::bool_switch(&c.debuginfod), "allow debuginfod downloads (off by default: they can stall)")
+      ("max-stack", po::value(&c.max_stack)->default_value(127), "DWARF unwinding depth limit")
+      ("stats", po::bool_switch(&c.stats), "print reading, unwinding and symbol statistics on stderr");
+  options.add(view).add(naming).add(filters).add(sym);
+}
+
+namespace {
+template <typename T>
+std::vector<T> split_list(const std::string& text, const char* what) {
+  std::vector<T> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    if constexpr (std::is_same_v<T, std::string>) {
+      out.push_back(item);
+    } else {
+      try {
+        size_t used = 0;
+        long v = std::stol(item, &used);
+        if (used != item.size()) throw std::invalid_argument(item);
+        out.push_back(T(v));
+      } catch (const std::exception&) {
+        throw UsageError(std::string(what) + ": '" + item + "' is not a number");
+      }
+    }
+  }
+  return out;
+}
+
+double parse_seconds(const std::string& s) {
+  try {
+    size_t used = 0;
+    double v = std::stod(s, &used);
+    if (used != s.size() || v < 0) throw std::invalid_argument(s);
+    return v;
+  } catch (const std::exception&) {
+    throw UsageError("--time: '" + s + "' is not a time in seconds");
+  }
+}
+}  // namespace
+
+FoldOptions to_fold_options(const FoldCliOptions& c, const po::variables_map&) {
+  FoldOptions o;
+  if (c.off_cpu && c.wall) throw UsageError("--off-cpu and --wall exclude each other");
+  o.view = c.off_cpu ? FoldView::off_cpu : c.wall ? FoldView::wall : FoldView::on_cpu;
+  o.pid = c.pid;
+  o.tid = c.tid;
+  o.annotate_kernel = c.kernel || c.all;
+  o.annotate_jit = c.jit || c.all;
+  o.addrs = c.addrs;
+  o.count = c.count;
+  o.event = c.event;
+  o.comms = split_list<std::string>(c.comm, "--comm");
+  o.pids = split_list<int32_t>(c.pid_filter, "--pid-filter");
+  o.tids = split_list<int32_t>(c.tid_filter, "--tid-filter");
+  if (!c.time.empty()) {
+    size_t comma = c.time.find(',');
+    if (comma == std::string::npos) throw UsageError("--time wants START,END (either may be empty)");
+    std::string a = c.time.substr(0, comma), b = c.time.substr(comma + 1);
+    if (!a.empty()) o.time_start = parse_seconds(a);
+    if (!b.empty()) o.time_end = parse_seconds(b);
+  }
+  for (char ch : c.state)
+    if (std::string("RSDTtXZPI").find(ch) == std::string::npos)
+      throw UsageError(std::string("--state: unknown task state '") + ch + "' (use R, S, D, T, t, X, Z, P, I)");
+  o.states = c.state;
+  o.min_block_us = c.min_block;
+  o.include_unfinished = c.include_unfinished;
+  o.partial = c.partial;
+  o.progress = Progress::default_enabled();
+  o.symbols.symfs = c.symfs;
+  o.symbols.kallsyms_path = c.kallsyms;
+  o.symbols.buildid_dir = c.buildid_dir;
+  o.symbols.demangle = !c.no_demangle;
+  o.symbols.inline_frames = c.inline_frames;
+  o.symbols.debuginfod = c.debuginfod;
+  o.unwind.max_frames = c.max_stack;
+  return o;
+}
+
+void report_fold_stats(const std::string& input, const FoldOptions& o, const FoldStats& s, std::ostream& err,
+                       bool verbose) {
+  const std::string p = "fgtool: " + input + ": ";
+  for (const auto& w : s.warnings) err << p << "warning: " << w << "\n";
+  if (s.lost_events || s.lost_samples)
+    err << p << "perf lost " << s.lost_events << " events and " << s.lost_samples
+        << " samples while recording (the profile under-counts; record with a lower -F or larger -m)\n";
+  if (o.view != FoldView::on_cpu && s.off_cpu_fallback)
+    err << p << "no switch-in records (recorded without --switch-events): off-CPU times run to each task's next "
+               "record and are upper bounds. Record with 'fgtool record --off-cpu' or "
+               "'perf record -e sched:sched_switch --switch-events -g'.\n";
+  if (s.dwarf && s.unwind.samples > 0) {
+    uint64_t cut = s.unwind.truncated();
+    double pct = 100.0 * double(cut) / double(s.unwind.samples);
+    if (verbose || pct >= 5.0) {
+      err << p << "DWARF unwinding: " << s.unwind.samples << " stacks, " << s.unwind.complete() << " complete, " << cut
+          << " cut short (" << (pct < 10 ? std::to_string(int(pct * 10) / 10.0).substr(0, 3) : std::to_string(int(pct)))
+          << "%)";
+      bool first = true;
+      for (size_t i = 1; i < kUnwindOutcomeCount; ++i) {
+        if (!s.unwind.by_outcome[i]) continue;
+        err << (first ? ": " : ", ") << to_string(UnwindOutcome(i)) << " " << s.unwind.by_outcome[i];
+        first = false;
+      }
+      err << "\n";
+    }
+  }
+  if (verbose) {
+    err << p << s.samples << " samples, " << s.folded_samples << " folded (event " << (s.event.empty() ? "-" : s.event)
+        << "), " << s.filtered_samples << " filtered, " << s.other_event_samples << " of other events; "
+        << s.unique_raw_stacks << " distinct raw stacks, " << s.unique_frames << " distinct frames, " << s.unknown_frames
+        << " of " << s.frames << " frames unresolved\n";
+    if (o.view != FoldView::on_cpu)
+      err << p << "off-CPU: " << s.off_cpu.switch_outs << " switch-outs, " << s.off_cpu.paired << " paired, "
+          << s.off_cpu.closed_by_fallback << " closed by the next record, " << s.off_cpu.unfinished
+          << " unfinished, " << s.off_cpu.replaced << " missed switch-ins, " << s.off_cpu.dropped_state
+          << " filtered by state, " << s.off_cpu.dropped_short << " shorter than --min-block\n";
+  }
+}
+
+}  // namespace fg::cli

@@ -1,0 +1,635 @@
+#include "fold/fold_perf_data.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "diagnostics/input_error.h"
+#include "fold/raw_stack_table.h"
+#include "folded/profile_loader.h"
+#include "perf/perf_data_reader.h"
+#include "perf/tracing_data.h"
+#include "unwind/process_table.h"
+
+namespace fg {
+
+namespace {
+
+using namespace callchain_context;
+
+constexpr uint64_t kKernelHalf = 0xffff800000000000ull;
+
+// Tags in the high bits of a frame-cache key's first word.
+enum class FrameKind : uint64_t { user = 1, kernel = 2, jit = 3, unknown = 4, special = 5 };
+
+struct FrameKey {
+  uint64_t a, b;
+  bool operator==(const FrameKey& o) const { return a == o.a && b == o.b; }
+};
+struct FrameKeyHash {
+  size_t operator()(const FrameKey& k) const {
+    uint64_t h = k.a * 0x9e3779b97f4a7c15ull ^ (k.b + 0x632be59bd9b4e019ull + (k.a << 6));
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return size_t(h ^ (h >> 32));
+  }
+};
+
+// One address of a sample's stack, leaf first.
+struct StackAddress {
+  uint64_t address;
+  bool kernel;
+  bool return_address;
+};
+
+std::string basename_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+bool is_clock_event(const EventAttr& a) { return a.type == 1 && (a.config == 0 || a.config == 1); }
+
+// "cpu-clock:u" names the same event as "cpu-clock".
+bool event_name_matches(const std::string& attr_name, const std::string& wanted) {
+  if (attr_name == wanted) return true;
+  auto strip = [](const std::string& n) {
+    size_t colon = n.rfind(':');
+    if (colon == std::string::npos) return n;
+    std::string mods = n.substr(colon + 1);
+    bool all_mods = !mods.empty() && mods.find_first_not_of("ukhpPGHSD") == std::string::npos;
+    return all_mods ? n.substr(0, colon) : n;
+  };
+  return strip(attr_name) == strip(wanted);
+}
+
+class StackFolder final : public RecordHandler {
+ public:
+  StackFolder(const PerfDataReader& reader, const FoldOptions& options, FoldStats& stats)
+      : reader_(reader), options_(options), stats_(stats), symbols_(options.symbols),
+        unwinder_(table_, options.unwind, [this](const MapEntry& m) { return elf_path_for(m); }),
+        off_cpu_(OffCpuTracker::Options{}) {}
+
+  // Called once the attrs are known (file mode: at once; pipe mode: at the first sample).
+  void prepare() {
+    if (prepared_) return;
+    prepared_ = true;
+    const PerfFileInfo& info = reader_.info();
+    if (!info.tracing_data.empty()) {
+      try {
+        tracing_ = TracingData::parse(info.tracing_data, reader_.path());
+      } catch (const InputError& e) {
+        if (options_.view != FoldView::on_cpu) throw;
+        stats_.warnings.push_back(std::string("tracing data ignored: ") + e.what());
+      }
+    }
+    bool switch_events = false;
+    for (size_t i = 0; i < info.attrs.size(); ++i) {
+      const EventAttr& a = info.attrs[i];
+      if (a.context_switch()) switch_events = true;
+      if (is_sched_switch(a)) sched_switch_attrs_.push_back(i);
+    }
+    if (!options_.event.empty()) {
+      for (size_t i = 0; i < info.attrs.size(); ++i)
+        if (event_name_matches(info.attrs[i].name, options_.event)) {
+          fold_attr_ = int(i);
+          break;
+        }
+      if (fold_attr_ < 0) {
+        std::string names;
+        for (const auto& a : info.attrs) names += (names.empty() ? "" : ", ") + a.name;
+        throw UsageError("--event " + options_.event + ": no such event in " + reader_.path() + " (it has: " + names + ")");
+      }
+    }
+    if (options_.view != FoldView::on_cpu) {
+      if (sched_switch_attrs_.empty())
+        throw UsageError(reader_.path() + ": no sched:sched_switch events; record with "
+                         "'fgtool record --off-cpu' (perf record -e sched:sched_switch --switch-events -g)");
+      const TracepointFormat* fmt = tracing_.find(info.attrs[sched_switch_attrs_[0]].config);
+      if (!fmt) fmt = tracing_.find("sched", "sched_switch");
+      if (!fmt) throw InputError(reader_.path() + ": sched_switch events but no usable tracing data (format of sched_switch missing)");
+      prev_pid_ = fmt->field("prev_pid");
+      prev_state_ = fmt->field("prev_state");
+      prev_comm_ = fmt->field("prev_comm");
+      next_pid_ = fmt->field("next_pid");
+      if (!prev_pid_ || !prev_state_ || !next_pid_)
+        throw InputError(reader_.path() + ": the sched_switch format lacks prev_pid/prev_state/next_pid");
+      OffCpuTracker::Options o;
+      o.fallback_to_next_record = !switch_events;
+      o.include_unfinished = options_.include_unfinished;
+      o.min_block_ns = options_.min_block_us * 1000;
+      o.states = options_.states;
+      off_cpu_ = OffCpuTracker(o);
+      stats_.off_cpu_fallback = !switch_events;
+    }
+  }
+
+  void on_mmap(const MmapRecord& r) override {
+    table_.apply(r);
+    note_time(r.time);
+  }
+  void on_comm(const CommRecord& r) override {
+    table_.apply(r);
+    note_time(r.time);
+  }
+  void on_fork(const TaskRecord& r) override {
+    table_.apply_fork(r);
+    note_time(r.time);
+  }
+  void on_exit(const TaskRecord& r) override {
+    table_.apply_exit(r);
+    note_time(r.time);
+    if (options_.view != FoldView::on_cpu) off_cpu_.activity(r.tid, r.time, blocks_);
+  }
+  void on_switch(const SwitchRecord& r) override {
+    note_time(r.time);
+    if (options_.view == FoldView::on_cpu || r.out) return;
+    off_cpu_.switch_in(r.tid, r.time, blocks_);
+    drain_blocks();
+  }
+  void on_lost(const LostRecord& r) override {
+    if (r.samples) stats_.lost_samples += r.lost;
+    else stats_.lost_events += r.lost;
+  }
+  void on_ksymbol(const KsymbolRecord& r) override {
+    if (!(r.flags & 1)) symbols_.add_kernel_symbol(r.addr, r.len, r.name);
+  }
+
+  void on_sample(const Sample& s) override {
+    prepare();
+    ++stats_.samples;
+    note_time(s.time);
+    if (s.attr == nullptr) return;
+    const bool is_switch = std::find(sched_switch_attrs_.begin(), sched_switch_attrs_.end(), s.attr_index) !=
+                           sched_switch_attrs_.end();
+    if (options_.view != FoldView::on_cpu) {
+      if (is_switch) {
+        on_switch_sample(s);
+        return;
+      }
+      // Any other record of a blocked thread ends its block in fallback mode.
+      off_cpu_.activity(s.tid, s.time, blocks_);
+      drain_blocks();
+      if (options_.view == FoldView::off_cpu) return;
+    }
+    if (is_switch) return;  // on-CPU and wall views fold the sampling event only
+    if (fold_attr_ < 0) fold_attr_ = int(s.attr_index);
+    if (s.attr_index != size_t(fold_attr_)) {
+      ++stats_.other_event_samples;
+      return;
+    }
+    if (!selected(s.pid, s.tid, s.time, comm_of(s.pid, s.tid))) {
+      ++stats_.filtered_samples;
+      return;
+    }
+    uint32_t stack = stack_of(s, root_frame(comm_of(s.pid, s.tid), s.pid, s.tid));
+    double w = options_.count ? 1.0 : double(s.period);
+    if (options_.view == FoldView::wall && !options_.count) {
+      if (!is_clock_event(*s.attr))
+        throw UsageError("--wall needs a cpu-clock or task-clock sampling event (found " + s.attr->name + ")");
+    }
+    add_weight(stack, w);
+    ++stats_.folded_samples;
+  }
+
+  void finish(FoldedProfile& out) {
+    prepare();
+    if (options_.view != FoldView::on_cpu) {
+      off_cpu_.finish(last_time_, blocks_);
+      drain_blocks();
+      stats_.off_cpu = off_cpu_.stats();
+    }
+    const PerfFileInfo& info = reader_.info();
+    if (fold_attr_ >= 0 && size_t(fold_attr_) < info.attrs.size()) stats_.event = info.attrs[fold_attr_].name;
+    const bool micro = options_.view != FoldView::on_cpu;
+    // Group raw stacks by their folded frames, sum in raw units, then convert:
+    // rounding after summing keeps off-CPU microseconds exact per stack.
+    std::map<std::vector<FrameId>, double> grouped;
+    std::vector<FrameId> frames;
+    for (size_t i = 0; i < weights_.size(); ++i) {
+      if (weights_[i] == 0) continue;
+      stack_frames(uint32_t(i), frames);
+      grouped[frames] += weights_[i];
+    }
+    for (const auto& kv : off_weights_) {
+      uint32_t stack = uint32_t(kv.first >> 16);
+      uint64_t state = kv.first & 0xffff;
+      stack_frames(stack, frames);
+      if (options_.view == FoldView::wall) frames.push_back(out_.intern("[off-cpu: " + task_state_name(state) + "]"));
+      grouped[frames] += double(kv.second);
+    }
+    for (const auto& kv : grouped) {
+      double w = kv.second;
+      if (micro) {
+        // On-CPU periods of clock events and off-CPU blocks are both in ns.
+        w = options_.count ? w : std::round(w / 1000.0);
+      }
+      if (w > 0) out_.add(kv.first, w);
+    }
+    if (options_.count) out_.units = "samples";
+    else if (micro) out_.units = "us";
+    else if (fold_attr_ >= 0 && is_clock_event(info.attrs[fold_attr_])) out_.units = "ns";
+    else out_.units = "events";
+    stats_.unique_raw_stacks = raw_.size();
+    stats_.unique_frames = out_.frame_count();
+    stats_.unwind = unwinder_.stats();
+    stats_.unwind_error = unwinder_.last_error();
+    out = std::move(out_);
+  }
+
+  SymbolCache& symbols() { return symbols_; }
+
+ private:
+  bool is_sched_switch(const EventAttr& a) const {
+    if (a.name == "sched:sched_switch") return true;
+    if (a.type != 2) return false;
+    const TracepointFormat* f = tracing_.find(a.config);
+    return f && f->name == "sched_switch";
+  }
+
+  void note_time(uint64_t t) {
+    if (t > last_time_) last_time_ = t;
+  }
+
+  // perf names a thread it never saw a COMM for ":TID".
+  std::string_view comm_of(int32_t pid, int32_t tid) {
+    std::string_view c = table_.comm_of(pid, tid);
+    if (!c.empty()) return c;
+    auto it = unnamed_.find(tid);
+    if (it == unnamed_.end()) it = unnamed_.emplace(tid, ":" + std::to_string(tid)).first;
+    return it->second;
+  }
+
+  bool selected(int32_t pid, int32_t tid, uint64_t time, std::string_view comm) const {
+    if (!options_.pids.empty() && std::find(options_.pids.begin(), options_.pids.end(), pid) == options_.pids.end()) return false;
+    if (!options_.tids.empty() && std::find(options_.tids.begin(), options_.tids.end(), tid) == options_.tids.end()) return false;
+    if (!options_.comms.empty() && std::find(options_.comms.begin(), options_.comms.end(), comm) == options_.comms.end()) return false;
+    double secs = double(time) / 1e9;
+    if (options_.time_start >= 0 && secs < options_.time_start) return false;
+    if (options_.time_end >= 0 && secs > options_.time_end) return false;
+    return true;
+  }
+
+  // The root frame: "comm", "comm-PID" or "comm-PID/TID", spaces as '_'.
+  FrameId root_frame(std::string_view comm, int32_t pid, int32_t tid) {
+    RootKey key{comm.data(), comm.size(), options_.pid || options_.tid ? pid : 0, options_.tid ? tid : 0};
+    auto it = roots_.find(key);
+    if (it != roots_.end()) return it->second;
+    std::string name(comm);
+    std::replace(name.begin(), name.end(), ' ', '_');
+    std::replace(name.begin(), name.end(), ';', ':');
+    if (options_.tid) name += "-" + std::to_string(pid) + "/" + std::to_string(tid);
+    else if (options_.pid) name += "-" + std::to_string(pid);
+    FrameId id = out_.intern(name);
+    roots_.emplace(key, id);
+    return id;
+  }
+
+  void on_switch_sample(const Sample& s) {
+    int64_t prev_pid = -1, next_pid = -1;
+    uint64_t prev_state = 0;
+    if (!read_tracepoint_int(*prev_pid_, s.raw, s.raw_size, &prev_pid) ||
+        !read_tracepoint_int(*next_pid_, s.raw, s.raw_size, &next_pid) ||
+        !read_tracepoint_uint(*prev_state_, s.raw, s.raw_size, &prev_state)) {
+      stats_.warnings.push_back("sched_switch sample at byte " + std::to_string(s.file_offset) +
+                                " has a RAW payload too short for its format; skipped");
+      return;
+    }
+    // The switched-in task's block ends here (system-wide recordings).
+    off_cpu_.switch_in(int32_t(next_pid), s.time, blocks_);
+    if (prev_pid <= 0) {
+      drain_blocks();
+      return;
+    }
+    int32_t tid = int32_t(prev_pid);
+    // The sample's pid/tid can be -1 for a dying task: the RAW fields are the truth.
+    int32_t pid = s.pid > 0 ? s.pid : table_.pid_of(tid);
+    std::string_view comm;
+    if (prev_comm_) comm = read_tracepoint_string(*prev_comm_, s.raw, s.raw_size);
+    std::string_view known = table_.comm_of(pid, tid);
+    if (!known.empty() || comm.empty()) comm = comm_of(pid, tid);
+    if (!selected(pid, tid, s.time, comm)) {
+      ++stats_.filtered_samples;
+      drain_blocks();
+      return;
+    }
+    uint32_t stack = stack_of(s, root_frame(comm, pid, tid));
+    off_cpu_.switch_out(tid, s.time, stack, prev_state, blocks_);
+    ++stats_.folded_samples;
+    drain_blocks();
+  }
+
+  void drain_blocks() {
+    for (const OffCpuBlock& b : blocks_) off_weights_[(uint64_t(b.stack) << 16) | (b.prev_state & 0xffff)] += b.nanoseconds;
+    blocks_.clear();
+  }
+
+  void add_weight(uint32_t stack, double w) {
+    if (stack >= weights_.size()) weights_.resize(stack + 1, 0.0);
+    weights_[stack] += w;
+  }
+
+  // ---- building a sample's stack ----
+
+  // Collects the sample's addresses, leaf first: the kernel callchain, then
+  // the user part from the callchain (frame pointers) or from DWARF unwinding.
+  void collect_addresses(const Sample& s) {
+    addresses_.clear();
+    const bool dwarf = s.regs_user_mask != 0 && s.attr && s.attr->has(sample_bits::STACK_USER);
+    bool have_user = false;
+    if (s.callchain_nr > 0) {
+      int context = s.cpumode() == 1 ? 1 : 2;  // 1 kernel, 2 user, 0 other (guest/hv)
+      bool first = true;
+      for (uint64_t i = 0; i < s.callchain_nr; ++i) {
+        uint64_t v = s.callchain[i];
+        if (v >= MAX) {
+          if (v == KERNEL) context = 1;
+          else if (v == USER) context = 2;
+          else if (v == USER_DEFERRED) {
+            context = 2;
+            ++i;  // a cookie word, not an address
+          } else context = 0;
+          first = true;
+          continue;
+        }
+        if (context == 0) continue;
+        if (context == 2) {
+          if (dwarf) continue;  // the unwinder provides the user part
+          have_user = true;
+        }
+        addresses_.push_back(StackAddress{v, context == 1, !first});
+        first = false;
+      }
+    } else if (!dwarf) {
+      bool kernel = s.cpumode() == 1 || s.ip >= kKernelHalf;
+      addresses_.push_back(StackAddress{s.ip, kernel, false});
+      have_user = !kernel;
+    }
+    if (dwarf) {
+      stats_.dwarf = true;
+      unwinder_.unwind(s, unwound_);
+      for (const UnwindFrame& f : unwound_) addresses_.push_back(StackAddress{f.pc, false, f.is_return_address});
+      have_user = !unwound_.empty();
+      if (!have_user && addresses_.empty()) {
+        bool kernel = s.cpumode() == 1 || s.ip >= kKernelHalf;
+        addresses_.push_back(StackAddress{s.ip, kernel, false});
+      }
+    }
+    (void)have_user;
+  }
+
+  uint32_t stack_of(const Sample& s, FrameId root) {
+    collect_addresses(s);
+    const ProcessMaps* proc = table_.process(s.pid > 0 ? s.pid : table_.pid_of(s.tid));
+    key_.clear();
+    key_.push_back(root);
+    key_.push_back(proc ? proc->generation : 0);
+    key_.push_back(table_.kernel().generation);
+    for (const StackAddress& a : addresses_) key_.push_back((a.address << 1) ^ (a.return_address ? 1 : 0) ^ (a.kernel ? (1ull << 63) : 0));
+    // The pid matters for JIT and unknown maps only through the generation.
+    uint64_t h = RawStackTable::hash_words(key_.data(), uint32_t(key_.size()));
+    uint32_t idx = raw_.find(key_.data(), uint32_t(key_.size()), h);
+    if (idx != RawStackTable::kMissing) return idx;
+    idx = raw_.insert(key_.data(), uint32_t(key_.size()), h);
+    // Symbolise: root first, so walk the leaf-first addresses backwards.
+    uint32_t start = uint32_t(stack_arena_.size());
+    stack_arena_.push_back(root);
+    for (auto it = addresses_.rbegin(); it != addresses_.rend(); ++it) append_frames(*it, s.pid > 0 ? s.pid : table_.pid_of(s.tid), proc);
+    stack_spans_.push_back(Span{start, uint32_t(stack_arena_.size()) - start});
+    return idx;
+  }
+
+  void stack_frames(uint32_t stack, std::vector<FrameId>& frames) const {
+    const Span& sp = stack_spans_[stack];
+    frames.assign(stack_arena_.begin() + sp.start, stack_arena_.begin() + sp.start + sp.count);
+  }
+
+  // Appends the frames (outermost first, inlines included) of one address.
+  void append_frames(const StackAddress& a, int32_t pid, const ProcessMaps* proc) {
+    ++stats_.frames;
+    FrameKey key;
+    const MapEntry* map = nullptr;
+    if (a.kernel) {
+      ++stats_.kernel_frames;
+      key = FrameKey{(uint64_t(FrameKind::kernel) << 60) | (a.return_address ? 1 : 0), a.address};
+    } else {
+      map = proc ? proc->find(a.address) : nullptr;
+      if (!map) {
+        key = FrameKey{uint64_t(FrameKind::unknown) << 60, 0};
+      } else if (map->is_file_backed() || map->path == "[vdso]") {
+        uint64_t handle = object_of(*map);
+        key = FrameKey{(uint64_t(FrameKind::user) << 60) | (handle << 1) | (a.return_address ? 1 : 0),
+                       map->file_offset(a.address)};
+      } else {
+        // Anonymous executable memory: JIT code, named per process by perf-PID.map.
+        key = FrameKey{(uint64_t(FrameKind::jit) << 60) | (uint64_t(uint32_t(pid)) << 1), a.address};
+      }
+    }
+    auto it = frame_cache_.find(key);
+    if (it == frame_cache_.end()) it = frame_cache_.emplace(key, symbolise(a, map, pid)).first;
+    const Span& sp = it->second;
+    stack_arena_.insert(stack_arena_.end(), frame_arena_.begin() + sp.start, frame_arena_.begin() + sp.start + sp.count);
+  }
+
+  uint64_t object_of(const MapEntry& m) {
+    if (m.object_slot == MapEntry::kNoObject) {
+      std::string_view bid(reinterpret_cast<const char*>(m.build_id.data()), m.build_id_size);
+      if (bid.empty()) bid = build_id_from_feature(m.path);
+      m.object_slot = symbols_.object(ObjectKey{m.path, bid});
+    }
+    return m.object_slot;
+  }
+
+  // The BUILD_ID feature's id for a path (the feature lists only some DSOs).
+  std::string_view build_id_from_feature(std::string_view path) {
+    if (!feature_ids_built_) {
+      feature_ids_built_ = true;
+      for (const auto& e : reader_.info().build_ids) feature_ids_.emplace(e.filename, e.build_id);
+    }
+    auto it = feature_ids_.find(std::string(path));
+    return it == feature_ids_.end() ? std::string_view() : std::string_view(it->second);
+  }
+
+  std::string elf_path_for(const MapEntry& m) {
+    if (!m.is_file_backed()) return std::string();
+    return symbols_.resolved_elf_path(ObjectHandle(object_of(m)));
+  }
+
+  struct Span {
+    uint32_t start, count;
+  };
+
+  Span symbolise(const StackAddress& a, const MapEntry* map, int32_t pid) {
+    resolved_.clear();
+    std::string fallback;
+    bool jit = false;
+    if (a.kernel) {
+      symbols_.symbolize_kernel(a.address, a.return_address, resolved_);
+      fallback = "[kernel.kallsyms]";
+    } else if (!map) {
+      fallback = "[unknown]";
+    } else if (map->is_file_backed() || map->path == "[vdso]") {
+      uint64_t handle = object_of(*map);
+      symbols_.symbolize(ObjectHandle(handle), map->file_offset(a.address), a.return_address, resolved_);
+      fallback = "[" + basename_of(map->path) + "]";
+      if (options_.addrs) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "+0x%llx", (unsigned long long)map->file_offset(a.address));
+        fallback.insert(fallback.size() - 1, buf);
+      }
+    } else {
+      symbols_.symbolize_jit(pid, a.address, a.return_address, resolved_);
+      jit = true;
+      fallback = "[" + basename_of(map->path) + "]";
+    }
+    Span sp{uint32_t(frame_arena_.size()), 0};
+    bool any = false;
+    for (const SymbolizedFrame& f : resolved_) {
+      if (!f.resolved) continue;
+      any = true;
+      push_frame(f.name, a.kernel, jit, map);
+    }
+    if (!any) {
+      ++stats_.unknown_frames;
+      if (options_.addrs && (a.kernel || !map)) {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "[unknown <%llx>]", (unsigned long long)a.address);
+        fallback = buf;
+      }
+      push_frame(fallback, a.kernel, jit, map);
+    }
+    sp.count = uint32_t(frame_arena_.size()) - sp.start;
+    return sp;
+  }
+
+  void push_frame(std::string_view name, bool kernel, bool jit, const MapEntry* map) {
+    FrameId id;
+    if ((kernel && options_.annotate_kernel) || (jit && options_.annotate_jit)) {
+      id = out_.intern(std::string(name) + (kernel ? "_[k]" : "_[j]"));
+    } else {
+      id = out_.intern(name);
+    }
+    if (out_.frame_object(id).empty()) {
+      if (kernel) out_.set_frame_object(id, "[kernel.kallsyms]");
+      else if (map) out_.set_frame_object(id, map->path);
+    }
+    frame_arena_.push_back(id);
+  }
+
+  struct RootKey {
+    const char* comm;
+    size_t len;
+    int32_t pid, tid;
+    bool operator==(const RootKey& o) const { return comm == o.comm && len == o.len && pid == o.pid && tid == o.tid; }
+  };
+  struct RootKeyHash {
+    size_t operator()(const RootKey& k) const {
+      return std::hash<const void*>()(k.comm) ^ (size_t(k.len) << 1) ^ (size_t(uint32_t(k.pid)) << 20) ^ size_t(uint32_t(k.tid));
+    }
+  };
+
+  const PerfDataReader& reader_;
+  const FoldOptions& options_;
+  FoldStats& stats_;
+  ProcessTable table_;
+  SymbolCache symbols_;
+  DwarfUnwinder unwinder_;
+  TracingData tracing_;
+  bool prepared_ = false;
+  int fold_attr_ = -1;
+  std::vector<size_t> sched_switch_attrs_;
+  const TracepointField* prev_pid_ = nullptr;
+  const TracepointField* prev_state_ = nullptr;
+  const TracepointField* prev_comm_ = nullptr;
+  const TracepointField* next_pid_ = nullptr;
+  OffCpuTracker off_cpu_;
+  std::vector<OffCpuBlock> blocks_;
+  uint64_t last_time_ = 0;
+
+  FoldedProfile out_;
+  RawStackTable raw_;
+  std::vector<Span> stack_spans_;       // per raw stack: its frames in stack_arena_
+  std::vector<FrameId> stack_arena_;
+  std::vector<double> weights_;         // per raw stack, on-CPU
+  std::unordered_map<uint64_t, uint64_t> off_weights_;  // (raw stack << 16 | state) -> ns
+  std::unordered_map<FrameKey, Span, FrameKeyHash> frame_cache_;
+  std::vector<FrameId> frame_arena_;
+  std::unordered_map<RootKey, FrameId, RootKeyHash> roots_;
+  std::unordered_map<std::string, std::string> feature_ids_;
+  std::unordered_map<int32_t, std::string> unnamed_;
+  bool feature_ids_built_ = false;
+
+  // Scratch buffers reused across samples (no allocation on the hot path).
+  std::vector<StackAddress> addresses_;
+  std::vector<UnwindFrame> unwound_;
+  std::vector<uint64_t> key_;
+  std::vector<SymbolizedFrame> resolved_;
+};
+
+}  // namespace
+
+bool looks_like_perf_data(std::string_view head) { return head.size() >= 8 && head.substr(0, 8) == "PERFILE2"; }
+
+FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options, FoldStats* stats_out) {
+  FoldStats local;
+  FoldStats& stats = stats_out ? *stats_out : local;
+  ReadOptions ro;
+  ro.partial = options.partial;
+  ro.progress = options.progress;
+  PerfDataReader reader(path, ro);
+  FoldOptions effective = options;
+  // /proc/kallsyms describes this machine's kernel: use it only for a
+  // recording made on this machine's running kernel.
+  if (effective.symbols.kallsyms_path.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    std::string release;
+    if (FILE* f = std::fopen("/proc/sys/kernel/osrelease", "r")) {
+      char buf[256] = {};
+      if (std::fgets(buf, sizeof buf, f)) release = buf;
+      std::fclose(f);
+      while (!release.empty() && (release.back() == '\n' || release.back() == ' ')) release.pop_back();
+    }
+    const PerfFileInfo& info = reader.info();
+    // Pipe mode learns the host only while reading; trust it when unknown.
+    bool unknown = info.hostname.empty() && info.os_release.empty();
+    effective.symbols.use_proc_kallsyms = unknown || (info.hostname == host && info.os_release == release);
+  }
+  for (const auto& e : reader.info().build_ids)
+    if (e.filename == "[kernel.kallsyms]" && effective.symbols.kernel_build_id.empty()) effective.symbols.kernel_build_id = e.build_id;
+  StackFolder folder(reader, effective, stats);
+  if (!reader.info().pipe_mode) folder.prepare();
+  reader.read(folder, ro);
+  const ReadStats& rs = reader.stats();
+  for (const auto& w : rs.warnings) stats.warnings.push_back(w);
+  FoldedProfile profile;
+  folder.finish(profile);
+  if (stats.lost_events == 0) stats.lost_events = rs.lost_events;
+  if (stats.lost_samples == 0) stats.lost_samples = rs.lost_samples;
+  return profile;
+}
+
+void register_perf_data_loader() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  register_profile_loader(ProfileLoader{
+      "perf.data", [](std::string_view head) { return looks_like_perf_data(head); },
+      [](const std::string& path, FoldedProfile& into, const ProfileLoadOptions& lo) {
+        FoldOptions fo;
+        fo.partial = lo.lenient;
+        FoldStats st;
+        FoldedProfile p = fold_perf_data(path, fo, &st);
+        for (const auto& w : st.warnings) {
+          if (lo.warn) lo.warn(w);
+          else std::fprintf(stderr, "fgtool: %s: %s\n", path.c_str(), w.c_str());
+        }
+        into.units = p.units;
+        into.merge(p);
+      }});
+}
+
+}  // namespace fg
