@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "fold/fold_perf_data.h"
 
 namespace {
 
@@ -34,6 +35,8 @@ int main(int argc, char** argv) {
     std::cout << "fgtool " FGTOOL_VERSION "\n";
     return 0;
   }
+  // perf.data is an input of every command that reads profiles (svg, diff, report...).
+  fg::register_perf_data_loader();
   std::string name = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   if (name == "help") {

@@ -237,6 +237,9 @@ class StackFolder final : public RecordHandler {
     stats_.unique_frames = out_.frame_count();
     stats_.unwind = unwinder_.stats();
     stats_.unwind_error = unwinder_.last_error();
+    stats_.objects = symbols_.object_statuses();
+    stats_.kernel = symbols_.kernel_status();
+    stats_.processes = table_.process_count();
     out = std::move(out_);
   }
 
@@ -607,6 +610,8 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   for (const auto& w : rs.warnings) stats.warnings.push_back(w);
   FoldedProfile profile;
   folder.finish(profile);
+  stats.file = reader.info();
+  stats.read = rs;
   if (stats.lost_events == 0) stats.lost_events = rs.lost_events;
   if (stats.lost_samples == 0) stats.lost_samples = rs.lost_samples;
   return profile;

@@ -10,6 +10,7 @@
 
 #include "fold/off_cpu_tracker.h"
 #include "folded/folded_profile.h"
+#include "perf/perf_data_reader.h"
 #include "symbols/symbol_cache.h"
 #include "unwind/dwarf_unwinder.h"
 
@@ -57,6 +58,13 @@ struct FoldStats {
   bool off_cpu_fallback = false;  // no switch-in source: times are upper bounds
   OffCpuStats off_cpu;
   std::vector<std::string> warnings;
+  // What `fgtool info` shows: the header, per-record counts, and what could
+  // (not) be symbolised and why.
+  PerfFileInfo file;
+  ReadStats read;
+  std::vector<ObjectStatus> objects;
+  KernelSymbolStatus kernel;
+  size_t processes = 0;
 };
 
 // Folds `path` ("-" = stdin, pipe mode). Throws fg::InputError on damaged
