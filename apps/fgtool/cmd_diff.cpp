@@ -48,6 +48,8 @@ int run_diff(const std::vector<std::string>& args) {
   fg::FoldedReadOptions ro;
   ro.lenient = lenient;
   if (inputs.size() == 1) {
+    if (inputs[0] != "-" && !fg::looks_like_diff_folded(inputs[0]))
+      throw fg::UsageError(inputs[0] + " is not three-column 'stack countA countB' input; give BEFORE AFTER");
     fg::read_diff_folded(inputs[0], a, b, ro);
   } else {
     fg::ProfileLoadOptions lo;

@@ -1,0 +1,151 @@
+// Differential flamegraphs: merged weights with and without normalisation,
+// colours, three-column output, the top table, and the SVG.
+#include <gtest/gtest.h>
+
+#include "folded/folded_reader.h"
+#include "golden.h"
+#include "render/diff_flamegraph.h"
+#include "test_support.h"
+
+namespace fg {
+namespace {
+
+FoldedProfile from_text(const std::string& text) {
+  FoldedProfile p;
+  read_folded_text(text, "t", p);
+  return p;
+}
+
+NodeId node_of(const DiffProfile& d, const std::string& stack) {
+  NodeId n = 0;
+  size_t start = 0;
+  for (;;) {
+    size_t semi = stack.find(';', start);
+    std::string name = stack.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
+    FrameId f = d.tree.find_frame(name);
+    if (f == FoldedProfile::kNoFrame) return 0;
+    n = d.tree.find_child(n, f);
+    if (!n || semi == std::string::npos) return n;
+    start = semi + 1;
+  }
+}
+
+TEST(Diff, NormalisedWeights) {
+  FoldedProfile a = from_text("m;x 10\nm;y 30\nm;gone 10\n");   // total 50
+  FoldedProfile b = from_text("m;x 40\nm;y 40\nm;new 20\n");    // total 100
+  DiffProfile d = build_diff(a, b, DiffOptions{});
+  EXPECT_TRUE(d.normalized);
+  EXPECT_DOUBLE_EQ(d.scale_a, 2.0);
+  EXPECT_DOUBLE_EQ(d.raw_sum_a, 50);
+  EXPECT_DOUBLE_EQ(d.sum_a, 100);
+  EXPECT_DOUBLE_EQ(d.sum_b, 100);
+  NodeId x = node_of(d, "m;x"), gone = node_of(d, "m;gone"), added = node_of(d, "m;new"), m = node_of(d, "m");
+  ASSERT_TRUE(x && gone && added && m);
+  EXPECT_DOUBLE_EQ(d.self_a[x], 20);
+  EXPECT_DOUBLE_EQ(d.self_b[x], 40);
+  EXPECT_DOUBLE_EQ(d.self_a[gone], 20);
+  EXPECT_DOUBLE_EQ(d.self_b[gone], 0);
+  EXPECT_DOUBLE_EQ(d.self_a[added], 0);
+  EXPECT_DOUBLE_EQ(d.total_a[m], 100);
+  EXPECT_DOUBLE_EQ(d.total_b[m], 100);
+  std::string three;
+  write_diff_folded(d, three);
+  EXPECT_EQ(three, "m;gone 20 0\nm;new 0 20\nm;x 20 40\nm;y 60 40\n");
+}
+
+TEST(Diff, RawWeights) {
+  FoldedProfile a = from_text("m;x 10\nm;y 30\n");
+  FoldedProfile b = from_text("m;x 40\nm;y 40\n");
+  DiffOptions o;
+  o.normalize = false;
+  DiffProfile d = build_diff(a, b, o);
+  EXPECT_DOUBLE_EQ(d.scale_a, 1.0);
+  EXPECT_DOUBLE_EQ(d.sum_a, 40);
+  std::string three;
+  write_diff_folded(d, three);
+  EXPECT_EQ(three, "m;x 10 40\nm;y 30 40\n");
+  // Round trip through the three-column reader.
+  FoldedProfile a2, b2;
+  read_diff_folded_text(three, "x", a2, b2);
+  EXPECT_DOUBLE_EQ(a2.total(), 40);
+  EXPECT_DOUBLE_EQ(b2.total(), 80);
+}
+
+TEST(Diff, FillColours) {
+  EXPECT_EQ(diff_fill(0, 10), "rgb(250,250,250)");
+  EXPECT_EQ(diff_fill(10, 10), "rgb(255,0,0)");
+  EXPECT_EQ(diff_fill(-10, 10), "rgb(0,0,255)");
+  EXPECT_EQ(diff_fill(5, 10), "rgb(255,105,105)");
+  EXPECT_EQ(diff_fill(-1, 10), "rgb(189,189,255)");
+}
+
+TEST(Diff, SvgShapedByBOrA) {
+  FoldedProfile a = from_text("m;x 10\nm;gone 10\n");
+  FoldedProfile b = from_text("m;x 30\nm;new 10\n");
+  SvgOptions so;
+  so.embed_script = false;
+  std::string svg;
+  DiffOptions o;
+  render_diff_flamegraph(build_diff(a, b, o), o, so, svg);
+  EXPECT_EQ(test::xml_wellformed_error(svg), "");
+  EXPECT_EQ(svg.find("<title>gone"), std::string::npos);  // not in B: no width
+  EXPECT_NE(svg.find("<title>new (A 0 samples 0.00%, B 10 samples 25.00%, +25.00 pp [new], self +25.00 pp)"),
+            std::string::npos)
+      << svg;
+  // x: A 10 of 20 (50%) scaled x2 = 20; B 30 of 40 (75%).
+  EXPECT_NE(svg.find("<title>x (A 10 samples 50.00%, B 30 samples 75.00%, +25.00 pp [+50.0% normalised], "
+                     "self +25.00 pp)"),
+            std::string::npos);
+  o.negate = true;
+  svg.clear();
+  render_diff_flamegraph(build_diff(a, b, o), o, so, svg);
+  EXPECT_EQ(test::xml_wellformed_error(svg), "");
+  EXPECT_NE(svg.find("<title>gone (A 10 samples 50.00%, B 0 samples 0.00%, -50.00 pp [-100.0% normalised] [gone]"),
+            std::string::npos)
+      << svg;
+  EXPECT_EQ(svg.find("<title>new"), std::string::npos);
+}
+
+TEST(Diff, TopTable) {
+  FoldedProfile a = from_text("m;x;leaf 10\nm;y 30\nm;rec;rec 10\n");
+  FoldedProfile b = from_text("m;x;leaf 40\nm;y 10\nm;rec;rec 10\n");
+  DiffProfile d = build_diff(a, b, DiffOptions{});
+  auto rows = summarize_diff_by_frame(d);
+  for (const auto& r : rows) {
+    if (r.name == "rec") {
+      // Recursion counts once in the inclusive weight.
+      EXPECT_DOUBLE_EQ(r.incl_b, 10);
+      EXPECT_DOUBLE_EQ(r.self_b, 10);
+    }
+    if (r.name == "leaf") {
+      EXPECT_DOUBLE_EQ(r.self_a, 12);  // A (50) scaled to B's total (60)
+      EXPECT_DOUBLE_EQ(r.self_b, 40);
+    }
+  }
+  std::string table = diff_top_table(d, 1, "samples");
+  size_t gains = table.find("Self share, largest gains");
+  size_t losses = table.find("Self share, largest losses");
+  ASSERT_NE(gains, std::string::npos);
+  ASSERT_NE(losses, std::string::npos);
+  EXPECT_NE(table.find("leaf", gains), std::string::npos);
+  EXPECT_LT(table.find("leaf", gains), losses);
+  EXPECT_NE(table.find("  y\n", losses), std::string::npos);
+  // y: 30 of 50 (60%) before, 10 of 60 (16.67%) after.
+  EXPECT_NE(table.find("   -43.33%   60.00%   16.67%             30             10  y\n"), std::string::npos) << table;
+}
+
+TEST(DiffGolden, BeforeAfter) {
+  FoldedProfile a, b;
+  read_folded(test::testdata("folded/before.folded"), a);
+  read_folded(test::testdata("folded/after.folded"), b);
+  SvgOptions so;
+  so.embed_script = false;
+  DiffOptions o;
+  std::string svg;
+  render_diff_flamegraph(build_diff(a, b, o), o, so, svg);
+  EXPECT_EQ(test::xml_wellformed_error(svg), "");
+  test::expect_golden("diff-before-after.svg", svg);
+}
+
+}  // namespace
+}  // namespace fg
