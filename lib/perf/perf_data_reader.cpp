@@ -97,6 +97,9 @@ struct PerfDataReader::Impl {
   ReadStats stats;
   perf_file::FileHeader header;
   std::vector<EventAttr> event_desc;
+  std::vector<std::string> update_names;  // EVENT_UPDATE names, by attr index
+  TracingData tracing;                    // parsed only to name tracepoint attrs
+  size_t tracing_parsed_size = SIZE_MAX;
 
   // Input: the whole file mmap'ed, or a pipe.
   int fd = -1;
@@ -259,14 +262,23 @@ void PerfDataReader::Impl::parse_file_mode() {
   if (auto w = selector.reset(info.attrs); !w.empty()) warn(path + ": " + w);
 }
 
+// Names, best source first: EVENT_UPDATE (pipe), EVENT_DESC, the tracepoint
+// format for TRACEPOINT attrs, then a name derived from type/config. Re-run
+// whenever one of them arrives so that pipe-mode samples already see names.
 void PerfDataReader::Impl::resolve_names() {
+  for (auto& a : info.attrs) a.name.clear();
   perf_features::apply_event_names(info.attrs, event_desc);
+  update_names.resize(info.attrs.size());
   bool need_tp = false;
-  for (const auto& a : info.attrs) need_tp |= a.name.empty() && a.type == 2;
-  TracingData td;
-  if (need_tp && !info.tracing_data.empty()) {
+  for (size_t i = 0; i < info.attrs.size(); ++i) {
+    auto& a = info.attrs[i];
+    if (!update_names[i].empty()) a.name = update_names[i];
+    need_tp |= a.name.empty() && a.type == 2;
+  }
+  if (need_tp && !info.tracing_data.empty() && tracing_parsed_size != info.tracing_data.size()) {
+    tracing_parsed_size = info.tracing_data.size();
     try {
-      td = TracingData::parse(info.tracing_data, path);
+      tracing = TracingData::parse(info.tracing_data, path);
     } catch (const InputError& e) {
       warn(std::string(e.what()));
     }
@@ -274,7 +286,7 @@ void PerfDataReader::Impl::resolve_names() {
   for (auto& a : info.attrs) {
     if (!a.name.empty()) continue;
     if (a.type == 2)
-      if (const auto* f = td.find(a.config)) {
+      if (const auto* f = tracing.find(a.config)) {
         a.name = f->full_name();
         continue;
       }
@@ -477,7 +489,7 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       a.ids.resize(nids);
       if (nids) std::memcpy(a.ids.data(), rec + H + a.size, nids * 8);
       info.attrs.push_back(std::move(a));
-      stats.samples_per_attr.resize(info.attrs.size());
+      resolve_names();
       if (auto w = selector.reset(info.attrs); !w.empty()) warn(path + ": " + w);
       break;
     }
@@ -488,6 +500,7 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       info.tracing_data = read_extra(n, true);
       // The blob is padded to 8; the exact size is found by parsing.
       info.features[0] |= uint64_t(1) << abi::FEAT_TRACING_DATA;
+      resolve_names();
       break;
     }
     case abi::HEADER_BUILD_ID:
@@ -498,7 +511,10 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       uint64_t feat = load<uint64_t>(rec + H);
       // The run of features ends with a sentinel (HEADER_LAST_FEATURE, whose value
       // depends on the perf version) with an empty payload: nothing to parse.
-      if (feat < 256 && size > H + 8) perf_features::parse_feature(static_cast<int>(feat), rec + H + 8, size - H - 8, info, event_desc);
+      if (feat < 256 && size > H + 8) {
+        perf_features::parse_feature(static_cast<int>(feat), rec + H + 8, size - H - 8, info, event_desc);
+        if (feat == abi::FEAT_EVENT_DESC) resolve_names();
+      }
       break;
     }
     case abi::EVENT_UPDATE: {
@@ -507,8 +523,12 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       if (utype == 2) {  // PERF_EVENT_UPDATE__NAME
         const char* s = reinterpret_cast<const char*>(rec + H + 16);
         std::string name(s, strnlen(s, size - H - 16));
-        for (auto& a : info.attrs)
-          if (std::find(a.ids.begin(), a.ids.end(), id) != a.ids.end()) a.name = name;
+        update_names.resize(info.attrs.size());
+        for (size_t i = 0; i < info.attrs.size(); ++i) {
+          const auto& ids = info.attrs[i].ids;
+          if (!name.empty() && std::find(ids.begin(), ids.end(), id) != ids.end()) update_names[i] = name;
+        }
+        resolve_names();
       }
       break;
     }

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
@@ -86,6 +87,7 @@ struct Collect : RecordHandler {
 std::string write_temp(const std::string& name, const std::string& bytes) {
   static std::string dir = test::temp_dir();
   std::string p = dir + "/" + name;
+  std::remove(p.c_str());  // rewriting in place would make ext4 flush on truncate (slow)
   test::write_file(p, bytes);
   return p;
 }
@@ -148,7 +150,9 @@ TEST(PerfDamage, TruncatedFileMode) {
     ASSERT_GT(recs.size(), 10u);
     Collect full;
     ASSERT_EQ(read_error(fixture(name), &full), "");
-    size_t step = std::max<size_t>(1, recs.size() / 60);
+    // Every record boundary of the small fixtures, a sample of them elsewhere.
+    bool every = std::string(name) == "fp" || std::string(name) == "sched";
+    size_t step = every ? 1 : std::max<size_t>(1, recs.size() / 60);
     for (size_t i = 0; i < recs.size(); i += step) {
       for (size_t delta : {size_t(0), size_t(3), size_t(8), size_t(recs[i].size / 2 + 1)}) {
         if (delta && delta >= recs[i].size) continue;

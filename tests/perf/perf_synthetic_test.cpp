@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "diagnostics/input_error.h"
@@ -137,6 +138,7 @@ struct Collect : RecordHandler {
 std::string write_temp(const std::string& name, const std::string& bytes) {
   static std::string dir = test::temp_dir();
   std::string p = dir + "/" + name;
+  std::remove(p.c_str());  // rewriting in place would make ext4 flush on truncate (slow)
   test::write_file(p, bytes);
   return p;
 }
