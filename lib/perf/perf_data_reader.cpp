@@ -116,6 +116,8 @@ struct PerfDataReader::Impl {
   std::vector<uint8_t> zpending;  // decompressed bytes not yet forming a whole record
   uint64_t zstream_offset = 0;    // decompressed bytes consumed before zpending[0]
 
+  uint64_t released = 0;  // mmap bytes before this were handed back to the kernel
+
   RecordHandler* handler = nullptr;
   bool handler_threw = false;
   bool read_called = false;
@@ -150,6 +152,7 @@ struct PerfDataReader::Impl {
   void process(const uint8_t* rec, uint32_t size, uint64_t offset, bool stable, bool inner);
   void decompress(const uint8_t* payload, size_t n, uint64_t offset);
   void deliver(const perf_order::QueuedRecord& r);
+  void release_consumed(uint64_t upto);
   void run(RecordHandler& h);
   InputError record_error(const std::string& what) const;
 };
@@ -649,6 +652,17 @@ void PerfDataReader::Impl::deliver(const perf_order::QueuedRecord& r) {
   }
 }
 
+// Keeps the resident set bounded by about a round: mapped pages that no queued
+// record refers to any more are dropped (they are re-read from the file if
+// ever touched again, which does not happen for data already delivered).
+void PerfDataReader::Impl::release_consumed(uint64_t upto) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  upto &= ~(page - 1);
+  if (upto <= released + (4u << 20)) return;  // in steps of a few MB
+  madvise(const_cast<uint8_t*>(map) + released, upto - released, MADV_DONTNEED);
+  released = upto;
+}
+
 void PerfDataReader::Impl::run(RecordHandler& h) {
   if (read_called) throw UsageError("PerfDataReader::read called twice");
   read_called = true;
@@ -658,11 +672,16 @@ void PerfDataReader::Impl::run(RecordHandler& h) {
   auto flush_all = [this] { queue.flush_all([this](const perf_order::QueuedRecord& r) { deliver(r); }); };
   try {
     RawRecord r;
+    uint64_t rounds_seen = 0;
     while (next_record(r)) {
       try {
         process(r.data, r.size, r.offset, r.stable, false);
       } catch (const FormatError& e) {
         throw record_error(e.what());
+      }
+      if (map && stats.rounds != rounds_seen) {
+        rounds_seen = stats.rounds;
+        release_consumed(queue.min_file_offset(r.offset));
       }
       if (options.progress) progress.update(stream ? stream->offset() : pos - start);
     }

@@ -38,6 +38,13 @@ void RecordOrderQueue::push(uint64_t time, const uint8_t* data, uint32_t size, u
   if (queue_.size() > max_size_) max_size_ = queue_.size();
 }
 
+uint64_t RecordOrderQueue::min_file_offset(uint64_t fallback) const {
+  uint64_t m = fallback;
+  for (const auto& r : queue_)
+    if (!r.owned && r.file_offset < m) m = r.file_offset;
+  return m;
+}
+
 void RecordOrderQueue::sort() {
   // Entries usually arrive nearly sorted per CPU; seq makes the order total (stable).
   std::sort(queue_.begin(), queue_.end(), [](const QueuedRecord& a, const QueuedRecord& b) {

@@ -44,6 +44,9 @@ class RecordOrderQueue {
   }
 
   size_t size() const { return queue_.size(); }
+  // Smallest file offset still referenced by a queued record that points into
+  // the file (not the arena); fallback when there is none.
+  uint64_t min_file_offset(uint64_t fallback) const;
   size_t max_size() const { return max_size_; }
   uint64_t unordered() const { return unordered_; }
 
@@ -73,7 +76,6 @@ class RecordOrderQueue {
   std::vector<QueuedRecord> queue_;
   uint64_t seq_ = 0;
   uint64_t max_time_ = 0, flush_limit_ = 0, last_delivered_ = 0;
-  bool delivered_any_ = false;
   size_t max_size_ = 0;
   uint64_t unordered_ = 0;
   // Arena: blocks of u64 so copies are 8-aligned.
