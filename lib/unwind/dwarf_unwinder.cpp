@@ -497,7 +497,19 @@ UnwindOutcome DwarfUnwinder::classify_failure(ProcessState& ps) {
       }
     }
   }
-  if (!have_cfi) return UnwindOutcome::no_cfi;
+  if (!have_cfi) {
+    // An ELF entry point (ld.so's _start has no CFI) is where the stack
+    // starts: the walk is complete, not truncated.
+    if (Dwfl_Module* mod = dwfl_addrmodule(ps.dwfl, pc)) {
+      Dwarf_Addr bias = 0;
+      GElf_Ehdr ehdr;
+      if (Elf* elf = dwfl_module_getelf(mod, &bias))
+        if (gelf_getehdr(elf, &ehdr) != nullptr && ehdr.e_entry != 0 && pc - bias >= ehdr.e_entry &&
+            pc - bias < ehdr.e_entry + 64)
+          return UnwindOutcome::complete;
+    }
+    return UnwindOutcome::no_cfi;
+  }
   if (ps.memory_failed) return UnwindOutcome::memory_outside_copy;
   return UnwindOutcome::libdwfl_error;
 }

@@ -292,3 +292,35 @@ TEST_F(DwarfUnwindReplay, InstancesAreIndependentAcrossThreads) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(DwarfUnwindReplay, ForkedChildGetsItsOwnDwflAndTheCacheIsBounded) {
+  const RawSample& s = raw.samples[0];
+  raw.table.on_fork(s.pid + 1000, s.pid, s.pid + 1000, s.tid);  // a child with a copy of the maps
+  RawSample child = s;
+  child.pid = child.tid = s.pid + 1000;
+  std::vector<fg::UnwindFrame> a, b;
+
+  fg::DwarfUnwinder roomy(raw.table, {}, fixture_resolver());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(roomy.unwind(s.view(), a), UnwindOutcome::complete);
+    ASSERT_EQ(roomy.unwind(child.view(), b), UnwindOutcome::complete);
+    EXPECT_EQ(a.size(), b.size());
+  }
+  EXPECT_EQ(roomy.stats().dwfl_created, 2u);  // one per pid, not per sample
+  EXPECT_EQ(roomy.stats().dwfl_evicted, 0u);
+
+  fg::DwarfUnwinderOptions o;
+  o.max_cached_processes = 1;
+  fg::DwarfUnwinder tight(raw.table, o, fixture_resolver());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(tight.unwind(s.view(), a), UnwindOutcome::complete);
+    ASSERT_EQ(tight.unwind(child.view(), b), UnwindOutcome::complete);
+  }
+  EXPECT_EQ(tight.stats().dwfl_created, 6u);
+  EXPECT_EQ(tight.stats().dwfl_evicted, 5u);
+  EXPECT_LE(tight.stats().dwfl_created, 2 + tight.stats().dwfl_invalidated + tight.stats().dwfl_evicted);
+}
+
+}  // namespace

@@ -52,6 +52,10 @@ class UnwindingCollector : public RecordHandler {
                               DwarfUnwinder::ElfPathResolver resolve = {})
       : unwinder(table, std::move(options), std::move(resolve)) {}
 
+  // libdwfl's addrname scans the whole symtab per call: too slow for big
+  // DSOs (libtorch), so tools that only compare addresses can turn it off.
+  bool symbolise = true;
+
   void on_mmap(const MmapRecord& r) override { table.apply(r); }
   void on_comm(const CommRecord& r) override { table.apply(r); }
   void on_fork(const TaskRecord& r) override { table.apply_fork(r); }
@@ -73,6 +77,10 @@ class UnwindingCollector : public RecordHandler {
         o.offset = m->file_offset(f.pc);
       }
       uint64_t lookup = f.is_return_address ? f.pc - 1 : f.pc;
+      if (!symbolise) {
+        u.frames.push_back(std::move(o));
+        continue;
+      }
       if (Dwfl* d = unwinder.dwfl_with_module(s.pid, lookup)) {
         if (Dwfl_Module* mod = dwfl_addrmodule(d, lookup)) {
           if (const char* name = dwfl_module_addrname(mod, lookup)) o.symbol = name;

@@ -1,7 +1,9 @@
 // Test workload for the DWARF unwinder: its hot frames are callbacks reached
 // through library code built without frame pointers: qsort in libc calls
 // compare_ints, and a std::thread (started by libstdc++) runs std::sort with
-// less_by_value. Usage: sort_callbacks [seconds=0.3]
+// less_by_value. Usage: sort_callbacks [seconds=0.3]: each thread runs for
+// that much of its own CPU time, so a loaded machine still yields the same
+// number of cpu-clock samples (it just takes longer).
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
@@ -10,9 +12,9 @@
 
 namespace {
 
-double now() {
+double thread_cpu_seconds() {
   timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
@@ -43,18 +45,18 @@ __attribute__((noinline)) void sort_with_std_sort(std::vector<int>& v, unsigned&
   std::sort(v.begin(), v.end(), cmp);
 }
 
-__attribute__((noinline)) void std_sort_worker(double end) {
+__attribute__((noinline)) void std_sort_worker(double seconds) {
   std::vector<int> v(20000);
   unsigned seed = 7;
-  while (now() < end) sort_with_std_sort(v, seed);
+  while (thread_cpu_seconds() < seconds) sort_with_std_sort(v, seed);
 }
 
 int main(int argc, char** argv) {
-  double end = now() + (argc > 1 ? std::atof(argv[1]) : 0.3);
-  std::thread worker(std_sort_worker, end);
+  double seconds = argc > 1 ? std::atof(argv[1]) : 0.3;
+  std::thread worker(std_sort_worker, seconds);
   std::vector<int> v(20000);
   unsigned seed = 1;
-  while (now() < end) sort_with_qsort(v, seed);
+  while (thread_cpu_seconds() < seconds) sort_with_qsort(v, seed);
   worker.join();
   return 0;
 }
