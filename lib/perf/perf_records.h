@@ -135,7 +135,7 @@ struct MmapRecord {
   const uint8_t* build_id = nullptr;    // MMAP2 with misc & (1<<14)
   uint8_t build_id_size = 0;
   bool is_mmap2 = false;
-  bool executable = true;               // MMAP2: prot & PROT_EXEC; MMAP: !(misc & MMAP_DATA)
+  bool executable = true;               // !(misc & MMAP_DATA) (kernel: the vma is VM_EXEC)
   uint16_t misc = 0;
   uint64_t time = 0;                    // sample_id_all trailer time (0 for synthesized)
   uint32_t cpu = kNoCpu;

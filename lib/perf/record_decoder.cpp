@@ -165,11 +165,12 @@ void decode_mmap(const uint8_t* rec, size_t size, size_t trailer, bool mmap2, Mm
     }
     m.prot = load<uint32_t>(b + 56);
     m.flags = load<uint32_t>(b + 60);
-    m.executable = (m.prot & 4) != 0;  // PROT_EXEC
   } else {
-    m.executable = !(m.misc & perf_abi::MISC_MMAP_DATA);
-    m.prot = m.executable ? 5 : 1;  // r-x or r--: MMAP carries no prot
+    m.prot = (m.misc & perf_abi::MISC_MMAP_DATA) ? 1 : 5;  // MMAP carries no prot: r-- or r-x
   }
+  // The kernel sets MMAP_DATA for every non-VM_EXEC vma; use it, not prot: the
+  // kernel map that perf synthesizes as MMAP2 has prot 0 ("---p").
+  m.executable = !(m.misc & perf_abi::MISC_MMAP_DATA);
   m.filename = c_string(b + fixed, body - fixed);
 }
 

@@ -13,6 +13,7 @@ perf record -q -o sched.data -e sched:sched_switch -e cpu-clock -F 499 -g ./prog
 perf record -q -o - -e sched:sched_switch -e cpu-clock -F 499 -g ./prog $N sleep > sched_pipe.data
 perf record -q -o switch.data --switch-events -e cpu-clock -F 499 -g ./prog $N sleep
 perf record -q -o dwarf.data -e cpu-clock -F 99 --call-graph dwarf,4096 ./prog $N
+perf record -q -o buildid_mmap.data --buildid-mmap -e cpu-clock -F 499 -g ./prog $N
 perf record -q -o exec.data -e cpu-clock -F 499 -g -- sh -c "./prog $N; true"
 rm -f *.data.old
 # Golden outputs of perf's own decoder (used by the tests):

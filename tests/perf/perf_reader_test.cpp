@@ -103,7 +103,7 @@ TEST_P(FixtureCounts, RecordCountsEqualPerfScriptDump) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureCounts,
                          ::testing::Values("fp", "dwarf", "pipe", "zstd", "two_clocks", "sched", "sched_pipe",
-                                           "switch", "exec"));
+                                           "switch", "exec", "buildid_mmap"));
 
 TEST(PerfReader, FileModeHeaderAndFeatures) {
   PerfDataReader reader(fixture("fp"));
@@ -362,4 +362,54 @@ TEST(PerfReader, ZstdStatsAndTinyOutputChunks) {
       EXPECT_EQ(st.decompressed_bytes, decompressed);
     }
   }
+}
+
+// --buildid-mmap: MMAP2 records carry build-ids (misc bit 14). prog's equals
+// the one the BUILD_ID feature of fp.data lists for the same binary.
+TEST(PerfReader, Mmap2BuildIds) {
+  std::string expected;
+  {
+    PerfDataReader fp(fixture("fp"));
+    for (const auto& b : fp.info().build_ids)
+      if (b.filename.size() >= 5 && b.filename.compare(b.filename.size() - 5, 5, "/prog") == 0)
+        expected = build_id_hex(reinterpret_cast<const uint8_t*>(b.build_id.data()), b.build_id.size());
+  }
+  ASSERT_EQ(expected.size(), 40u);
+  PerfDataReader reader(fixture("buildid_mmap"));
+  struct H : RecordHandler {
+    std::string prog_id;
+    bool kernel_exec = false;
+    int with_id = 0;
+    void on_mmap(const MmapRecord& m) override {
+      EXPECT_TRUE(m.is_mmap2);
+      if (m.build_id) ++with_id;
+      if (m.build_id && m.filename.size() >= 5 && m.filename.substr(m.filename.size() - 5) == "/prog" && m.executable)
+        prog_id = build_id_hex(m.build_id, m.build_id_size);
+      if (m.pid == -1 && m.filename.find("kernel.kallsyms") != std::string_view::npos) kernel_exec = m.executable;
+    }
+  } h;
+  reader.read(h);
+  EXPECT_EQ(h.prog_id, expected);
+  EXPECT_TRUE(h.kernel_exec);
+  EXPECT_GE(h.with_id, 3);
+}
+
+TEST(PerfReader, SwitchEvents) {
+  PerfDataReader reader(fixture("switch"));
+  struct H : RecordHandler {
+    int outs = 0, ins = 0, preempt = 0;
+    int32_t pid = -1;
+    void on_sample(const Sample& s) override { pid = s.pid; }
+    void on_switch(const SwitchRecord& s) override {
+      EXPECT_FALSE(s.cpu_wide);
+      EXPECT_GT(s.pid, 0);
+      EXPECT_GT(s.time, 0u);
+      s.out ? ++outs : ++ins;
+      preempt += s.preempt;
+      EXPECT_TRUE(s.out || !s.preempt);
+    }
+  } h;
+  reader.read(h);
+  EXPECT_NEAR(h.outs, h.ins, 2);
+  EXPECT_GE(h.outs, 10) << "10 sleeps";
 }

@@ -379,3 +379,166 @@ TEST(PerfSynthetic, Compressed2StreamStraddlingRecords) {
     EXPECT_EQ(std::string(e.what()).rfind(p + ": byte ", 0), 0u) << e.what();
   }
 }
+
+// Every sample_type bit at once, in the kernel's order (evsel.c), with READ
+// as a group with ids and lost counts, BRANCH_STACK with hw_idx, regs by mask.
+TEST(PerfSynthetic, AllSampleFields) {
+  const uint64_t st = sample_bits::KNOWN & ~sb::WEIGHT;  // WEIGHT and WEIGHT_STRUCT share one u64
+  std::string a = attr_raw(136, st);
+  set<uint64_t>(a, 32, 8 | 4 | 16 | 1 | 2);          // read_format GROUP|ID|LOST|ENABLED|RUNNING
+  set<uint64_t>(a, 72, 1ull << 17);                  // branch_sample_type HW_INDEX
+  set<uint64_t>(a, 80, 0x1c0);                       // regs_user: SP(7) IP(8) and reg 6
+  set<uint32_t>(a, 88, 16);
+  set<uint64_t>(a, 96, 0x3);                         // regs_intr: AX BX
+  std::string b;
+  put<uint64_t>(b, 77);                              // IDENTIFIER
+  put<uint64_t>(b, 0x401000);                        // IP
+  put<int32_t>(b, 10), put<int32_t>(b, 11);          // TID
+  put<uint64_t>(b, 5000);                            // TIME
+  put<uint64_t>(b, 0xdead);                          // ADDR
+  put<uint64_t>(b, 77);                              // ID
+  put<uint64_t>(b, 78);                              // STREAM_ID
+  put<uint32_t>(b, 1), put<uint32_t>(b, 0);          // CPU
+  put<uint64_t>(b, 1000);                            // PERIOD
+  put<uint64_t>(b, 2), put<uint64_t>(b, 9), put<uint64_t>(b, 8);  // READ nr, enabled, running
+  for (int i = 0; i < 2; ++i) put<uint64_t>(b, 100 + i), put<uint64_t>(b, 200 + i), put<uint64_t>(b, 0);
+  put<uint64_t>(b, 3);                               // CALLCHAIN
+  put<uint64_t>(b, callchain_context::USER), put<uint64_t>(b, 0x401000), put<uint64_t>(b, 0x402000);
+  put<uint32_t>(b, 12);                              // RAW: 4 + 12 = 16
+  b += std::string("rawpayload!!", 12);
+  put<uint64_t>(b, 1), put<uint64_t>(b, 42);         // BRANCH_STACK nr, hw_idx
+  put<uint64_t>(b, 0xa), put<uint64_t>(b, 0xb), put<uint64_t>(b, 0xc);
+  put<uint64_t>(b, 2);                               // REGS_USER abi 64
+  put<uint64_t>(b, 0x66), put<uint64_t>(b, 0x77), put<uint64_t>(b, 0x88);
+  put<uint64_t>(b, 16);                              // STACK_USER size
+  b += std::string(16, 's');
+  put<uint64_t>(b, 8);                               // dyn_size
+  put<uint64_t>(b, 300);                             // WEIGHT_STRUCT
+  put<uint64_t>(b, 0x5a);                            // DATA_SRC
+  put<uint64_t>(b, 0x7);                             // TRANSACTION
+  put<uint64_t>(b, 2), put<uint64_t>(b, 0xaa), put<uint64_t>(b, 0xbb);  // REGS_INTR
+  put<uint64_t>(b, 0x1000);                          // PHYS_ADDR
+  put<uint64_t>(b, 5);                               // CGROUP
+  put<uint64_t>(b, 4096);                            // DATA_PAGE_SIZE
+  put<uint64_t>(b, 8192);                            // CODE_PAGE_SIZE
+  put<uint64_t>(b, 8);                               // AUX
+  b += std::string(8, 'x');
+  std::string p = write_temp("all.data", file_mode({a}, {{77}}, record(9, 2, b)));
+  struct H : RecordHandler {
+    int n = 0;
+    void on_sample(const Sample& s) override {
+      ++n;
+      EXPECT_EQ(s.identifier, 77u);
+      EXPECT_EQ(s.ip, 0x401000u);
+      EXPECT_EQ(s.pid, 10);
+      EXPECT_EQ(s.tid, 11);
+      EXPECT_EQ(s.time, 5000u);
+      EXPECT_EQ(s.addr, 0xdeadu);
+      EXPECT_EQ(s.id, 77u);
+      EXPECT_EQ(s.stream_id, 78u);
+      EXPECT_EQ(s.cpu, 1u);
+      EXPECT_EQ(s.period, 1000u);
+      ASSERT_EQ(s.read_nr_words, 9u);
+      EXPECT_EQ(s.read_values[3], 100u);
+      ASSERT_EQ(s.callchain_nr, 3u);
+      EXPECT_EQ(s.callchain[2], 0x402000u);
+      EXPECT_EQ(std::string(reinterpret_cast<const char*>(s.raw), s.raw_size), "rawpayload!!");
+      EXPECT_EQ(s.branch_nr, 1u);
+      EXPECT_TRUE(s.has_branch_hw_idx);
+      EXPECT_EQ(s.branch_hw_idx, 42u);
+      EXPECT_EQ(s.branch_entries[1], 0xbu);
+      uint64_t v = 0;
+      EXPECT_TRUE(s.user_reg(7, &v));
+      EXPECT_EQ(v, 0x77u);
+      EXPECT_TRUE(s.user_reg(8, &v));
+      EXPECT_EQ(v, 0x88u);
+      EXPECT_FALSE(s.user_reg(0, &v));
+      EXPECT_EQ(s.stack_user_size, 16u);
+      EXPECT_EQ(s.stack_user_dyn_size, 8u);
+      EXPECT_EQ(s.weight, 300u);
+      EXPECT_EQ(s.data_src, 0x5au);
+      EXPECT_EQ(s.transaction, 7u);
+      EXPECT_TRUE(s.intr_reg(1, &v));
+      EXPECT_EQ(v, 0xbbu);
+      EXPECT_EQ(s.phys_addr, 0x1000u);
+      EXPECT_EQ(s.cgroup, 5u);
+      EXPECT_EQ(s.data_page_size, 4096u);
+      EXPECT_EQ(s.code_page_size, 8192u);
+      EXPECT_EQ(s.aux_size, 8u);
+      EXPECT_EQ(s.cpumode(), 2);
+    }
+  } h;
+  PerfDataReader r(p);
+  r.read(h);
+  EXPECT_EQ(h.n, 1);
+  // One byte more or less than the fields: a located error naming SAMPLE.
+  for (int delta : {-8, 8}) {
+    std::string b2 = delta < 0 ? b.substr(0, b.size() - 8) : b + std::string(8, '\0');
+    std::string p2 = write_temp("all2.data", file_mode({a}, {{77}}, record(9, 2, b2)));
+    PerfDataReader r2(p2);
+    try {
+      r2.read(h);
+      ADD_FAILURE() << "no error for delta " << delta;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("SAMPLE record"), std::string::npos) << e.what();
+    }
+  }
+  // REGS_USER abi 0 (kernel thread): no registers follow; STACK_USER size 0: no dyn_size.
+  std::string a2 = attr_raw(136, sb::IP | sb::REGS_USER | sb::STACK_USER);
+  set<uint64_t>(a2, 80, 0xff0fff);
+  std::string b3;
+  put<uint64_t>(b3, 1), put<uint64_t>(b3, 0), put<uint64_t>(b3, 0);
+  struct H2 : RecordHandler {
+    int n = 0;
+    void on_sample(const Sample& s) override {
+      ++n;
+      uint64_t v;
+      EXPECT_EQ(s.regs_abi, 0u);
+      EXPECT_FALSE(s.user_reg(7, &v));
+      EXPECT_EQ(s.stack_user, nullptr);
+    }
+  } h2;
+  PerfDataReader r3(write_temp("abi0.data", file_mode({a2}, {{}}, record(9, 1, b3))));
+  r3.read(h2);
+  EXPECT_EQ(h2.n, 1);
+}
+
+TEST(PerfSynthetic, KsymbolAndSwitchRecords) {
+  uint64_t st = sb::TID | sb::TIME | sb::CPU;
+  std::string k;
+  put<uint64_t>(k, 0xffffffffc0000000ull);
+  put<uint32_t>(k, 0x100);
+  put<uint16_t>(k, 1);
+  put<uint16_t>(k, 0);
+  k += std::string("bpf_prog_x\0\0\0\0\0\0", 16);
+  put<int32_t>(k, 0), put<int32_t>(k, 0), put<uint64_t>(k, 7), put<uint32_t>(k, 0), put<uint32_t>(k, 0);
+  std::string sw;
+  put<int32_t>(sw, 42), put<int32_t>(sw, 43);  // next_prev pid/tid
+  put<int32_t>(sw, 5), put<int32_t>(sw, 6), put<uint64_t>(sw, 9), put<uint32_t>(sw, 1), put<uint32_t>(sw, 0);
+  std::string data = record(17, 0, k) + record(15, (1 << 13) | (1 << 14), sw);
+  struct H : RecordHandler {
+    int n = 0;
+    void on_ksymbol(const KsymbolRecord& k) override {
+      ++n;
+      EXPECT_EQ(k.addr, 0xffffffffc0000000ull);
+      EXPECT_EQ(k.len, 0x100u);
+      EXPECT_EQ(k.ksym_type, 1);
+      EXPECT_EQ(k.name, "bpf_prog_x");
+      EXPECT_EQ(k.time, 7u);
+    }
+    void on_switch(const SwitchRecord& s) override {
+      ++n;
+      EXPECT_TRUE(s.out);
+      EXPECT_TRUE(s.preempt);
+      EXPECT_TRUE(s.cpu_wide);
+      EXPECT_EQ(s.next_prev_pid, 42);
+      EXPECT_EQ(s.pid, 5);
+      EXPECT_EQ(s.tid, 6);
+      EXPECT_EQ(s.cpu, 1u);
+      EXPECT_EQ(s.time, 9u);
+    }
+  } h;
+  PerfDataReader r(write_temp("ksym.data", file_mode({attr_raw(128, st)}, {{}}, data)));
+  r.read(h);
+  EXPECT_EQ(h.n, 2);
+}
