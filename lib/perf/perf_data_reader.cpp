@@ -697,6 +697,11 @@ void PerfDataReader::Impl::run(RecordHandler& h) {
   stats.unordered = queue.unordered();
   stats.max_buffered_records = queue.max_size();
   if (info.pipe_mode) resolve_names();
+  if (!info.has_sample_time) {
+    // Pipe mode / killed recorder: no SAMPLE_TIME feature; use what was read.
+    info.first_sample_time = stats.first_sample_time;
+    info.last_sample_time = stats.last_sample_time;
+  }
   if (options.progress) progress.finish();
 }
 

@@ -29,8 +29,10 @@ struct PerfFileInfo {
   };
   std::vector<BuildIdEntry> build_ids;
   std::string tracing_data;  // the raw TRACING_DATA blob (parse with TracingData)
-  bool has_sample_time = false;
-  uint64_t first_sample_time = 0, last_sample_time = 0;  // SAMPLE_TIME feature
+  bool has_sample_time = false;  // SAMPLE_TIME feature present
+  // From SAMPLE_TIME; without it (pipe mode, killed recorder) filled by read()
+  // from the samples seen.
+  uint64_t first_sample_time = 0, last_sample_time = 0;
   bool compressed = false;   // COMPRESSED feature or COMPRESSED records seen
   uint32_t comp_version = 0, comp_type = 0, comp_level = 0, comp_ratio = 0, comp_mmap_len = 0;
   uint64_t file_size = 0;
@@ -76,8 +78,10 @@ class PerfDataReader {
  public:
   // Opens path ("-" = stdin, pipe mode) and parses the header: everything in
   // file mode; only the magic in pipe mode (attrs arrive as records in read()).
-  // Throws fg::InputError for unreadable or damaged headers (with options.partial,
-  // recoverable header damage becomes a warning instead).
+  // Throws fg::InputError for unreadable or damaged headers. With
+  // options.partial, recoverable header damage (a data section or feature
+  // table cut short by truncation) becomes a warning instead, so pass the same
+  // options here as to read() for a --partial read of a truncated file.
   explicit PerfDataReader(std::string path, const ReadOptions& options = {});
   ~PerfDataReader();
   PerfDataReader(const PerfDataReader&) = delete;
