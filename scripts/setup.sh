@@ -18,7 +18,7 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(g++ cmake ninja-build make pkg-config python3 git
       libboost-program-options-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev
       nlohmann-json3-dev libgtest-dev libbenchmark-dev libxml2-utils
-      linux-perf elfutils binutils)
+      linux-perf elfutils binutils lld xz-utils)
 [ $want_demo = 1 ] && pkgs+=(libtorch-dev)
 if [ $want_browser = 1 ]; then
   pkgs+=(chromium)

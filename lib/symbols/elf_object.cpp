@@ -1,0 +1,359 @@
+#include "symbols/elf_object.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace fg {
+
+struct DwflCallbackState {
+  Dwfl_Callbacks callbacks{};
+  std::string debuginfo_path;
+  char* debuginfo_path_ptr = nullptr;
+  DebugSearch search;
+  std::string used_debug_file;
+};
+
+namespace {
+
+std::string raw_build_id_of(Elf* elf) {
+  const void* bits = nullptr;
+  ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
+  if (n <= 0 || !bits) return {};
+  return std::string(static_cast<const char*>(bits), static_cast<size_t>(n));
+}
+
+// Opens `path` and returns its fd if its build-id equals `want` (raw bytes).
+int open_if_build_id(const std::string& path, const std::string& want) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  bool ok = elf && elf_kind(elf) == ELF_K_ELF && !want.empty() && raw_build_id_of(elf) == want;
+  if (elf) elf_end(elf);
+  if (!ok) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf_Addr base,
+                   const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
+                   char** debuginfo_file_name) {
+  auto* state = userdata ? static_cast<DwflCallbackState*>(*userdata) : nullptr;
+  if (state && !state->search.cached_debug_file.empty()) {
+    const unsigned char* bits = nullptr;
+    GElf_Addr vaddr = 0;
+    int n = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (n > 0) {
+      std::string want(reinterpret_cast<const char*>(bits), static_cast<size_t>(n));
+      int fd = open_if_build_id(state->search.cached_debug_file, want);
+      if (fd >= 0) {
+        *debuginfo_file_name = strdup(state->search.cached_debug_file.c_str());
+        state->used_debug_file = state->search.cached_debug_file;
+        return fd;
+      }
+    }
+  }
+  int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                        debuglink_crc, debuginfo_file_name);
+  if (fd >= 0 && state && *debuginfo_file_name) state->used_debug_file = *debuginfo_file_name;
+  return fd;
+}
+
+// perf's choose_best_symbol (tools/perf/util/symbol.c): true if a beats b.
+int leading_underscores(const char* s) {
+  int n = 0;
+  while (s[n] == '_') ++n;
+  return n;
+}
+
+bool better_symbol(const ElfSymbol& a, const ElfSymbol& b) {
+  if (a.sized != b.sized) return a.sized;
+  bool aw = a.binding == STB_WEAK, bw = b.binding == STB_WEAK;
+  if (aw != bw) return !aw;
+  bool ag = a.binding == STB_GLOBAL, bg = b.binding == STB_GLOBAL;
+  if (ag != bg) return ag;
+  int au = leading_underscores(a.name), bu = leading_underscores(b.name);
+  if (au != bu) return au < bu;
+  size_t al = std::strlen(a.name), bl = std::strlen(b.name);
+  if (al != bl) return al > bl;
+  return std::strcmp(a.name, b.name) < 0;  // deterministic tie-break
+}
+
+}  // namespace
+
+std::string build_id_hex(std::string_view raw) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(raw.size() * 2);
+  for (unsigned char c : raw) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+std::string build_id_from_hex(std::string_view hex) {
+  if (hex.size() % 2) return {};
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    auto nib = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    int hi = nib(hex[i]), lo = nib(hex[i + 1]);
+    if (hi < 0 || lo < 0) return {};
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+std::unique_ptr<ElfObject> ElfObject::open(const std::string& path, std::string_view expected_build_id,
+                                           const DebugSearch& search, std::string* problem) {
+  static const bool libelf_ready = elf_version(EV_CURRENT) != EV_NONE;
+  if (!libelf_ready) {
+    if (problem) *problem = "libelf: version mismatch";
+    return nullptr;
+  }
+  std::unique_ptr<ElfObject> obj(new ElfObject());
+  obj->path_ = path;
+  obj->callback_state_ = std::make_unique<DwflCallbackState>();
+  obj->callback_state_->search = search;
+  std::string ignored;
+  if (!obj->load(expected_build_id, problem ? problem : &ignored)) return nullptr;
+  return obj;
+}
+
+ElfObject::~ElfObject() {
+  if (dwfl_) dwfl_end(dwfl_);
+}
+
+bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
+  // Check the file before libdwfl sees it: a clear reason for missing / non-ELF
+  // files, and the build-id check without building anything.
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) {
+    *problem = "cannot open " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *problem = path_ + ": not a regular file";
+    return false;
+  }
+  {
+    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      *problem = "cannot open " + path_ + ": " + std::strerror(errno);
+      return false;
+    }
+    Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    GElf_Ehdr ehdr;
+    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
+      *problem = path_ + ": not an ELF file" + (elf ? "" : std::string(" (") + elf_errmsg(-1) + ")");
+      if (elf) elf_end(elf);
+      ::close(fd);
+      return false;
+    }
+    build_id_ = raw_build_id_of(elf);
+    is_exec_ = ehdr.e_type == ET_EXEC;
+    bool type_ok = ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN;
+    size_t phnum = 0;
+    if (type_ok && elf_getphdrnum(elf, &phnum) == 0) {
+      for (size_t i = 0; i < phnum; ++i) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
+        segments_.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr, (ph.p_flags & PF_X) != 0});
+      }
+    }
+    elf_end(elf);
+    ::close(fd);
+    if (!type_ok) {
+      *problem = path_ + ": ELF type " + std::to_string(ehdr.e_type) + " is not an executable or shared object";
+      return false;
+    }
+    if (segments_.empty()) {
+      *problem = path_ + ": no PT_LOAD segments (truncated or corrupt ELF?)";
+      return false;
+    }
+  }
+  if (!expected_build_id.empty() && build_id_ != expected_build_id) {
+    *problem = build_id_.empty()
+                   ? "build-id mismatch: " + path_ + " has no build-id, recording has " +
+                         build_id_hex(expected_build_id)
+                   : "build-id mismatch: " + path_ + " has " + build_id_hex(build_id_) +
+                         ", recording has " + build_id_hex(expected_build_id);
+    return false;
+  }
+
+  DwflCallbackState& cs = *callback_state_;
+  cs.debuginfo_path = cs.search.debuginfo_path;
+  cs.debuginfo_path_ptr = cs.debuginfo_path.empty() ? nullptr : cs.debuginfo_path.data();
+  cs.callbacks.find_elf = nullptr;
+  cs.callbacks.find_debuginfo = find_debuginfo;
+  cs.callbacks.section_address = dwfl_offline_section_address;
+  cs.callbacks.debuginfo_path = &cs.debuginfo_path_ptr;
+  dwfl_ = dwfl_begin(&cs.callbacks);
+  if (!dwfl_) {
+    *problem = std::string("dwfl_begin: ") + dwfl_errmsg(-1);
+    return false;
+  }
+  dwfl_report_begin(dwfl_);
+  // Base 0 with add_p_vaddr: bias 0, so module addresses are ELF vaddrs (§5.3).
+  module_ = dwfl_report_elf(dwfl_, path_.c_str(), path_.c_str(), -1, 0, true);
+  dwfl_report_end(dwfl_, nullptr, nullptr);
+  if (!module_) {
+    *problem = path_ + ": " + dwfl_errmsg(-1);
+    return false;
+  }
+  void** userdata = nullptr;
+  dwfl_module_info(module_, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  if (userdata) *userdata = &cs;
+
+  Dwarf_Addr bias = 0;
+  has_dwarf_ = dwfl_module_getdwarf(module_, &bias) != nullptr;
+  build_symbol_table();
+  debug_file_ = cs.used_debug_file;
+  return true;
+}
+
+void ElfObject::build_symbol_table() {
+  int n = dwfl_module_getsymtab(module_);
+  bool saw_dynsym = false, saw_symtab = false, saw_aux = false;
+  Elf* main_elf = nullptr;
+  {
+    Dwarf_Addr b;
+    main_elf = dwfl_module_getelf(module_, &b);
+  }
+  std::vector<ElfSymbol> all;
+  for (int i = 1; i < n; ++i) {
+    GElf_Sym sym;
+    GElf_Addr addr = 0;
+    GElf_Word shndx = 0;
+    Elf* elf = nullptr;
+    Dwarf_Addr bias = 0;
+    const char* name = dwfl_module_getsym_info(module_, i, &sym, &addr, &shndx, &elf, &bias);
+    if (!name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS) continue;
+    int type = GELF_ST_TYPE(sym.st_info);
+    if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) continue;
+    if (!elf) continue;
+    Elf_Scn* scn = elf_getscn(elf, shndx);
+    GElf_Shdr shdr;
+    if (!scn || !gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC)) continue;
+    // perf keeps untyped labels only in text sections (elf_sym__is_label + elf_sec__is_text).
+    if (type == STT_NOTYPE && !(shdr.sh_flags & SHF_EXECINSTR)) continue;
+    if (elf != main_elf) saw_aux = true;
+    ElfSymbol s;
+    s.start = addr;
+    s.sized = sym.st_size > 0;
+    s.end = addr + sym.st_size;
+    s.name = name;
+    s.binding = static_cast<uint8_t>(GELF_ST_BIND(sym.st_info));
+    all.push_back(s);
+  }
+  // Which table libdwfl picked, for `fgtool info`.
+  if (main_elf) {
+    Elf_Scn* scn = nullptr;
+    while ((scn = elf_nextscn(main_elf, scn))) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh)) continue;
+      if (sh.sh_type == SHT_SYMTAB) saw_symtab = true;
+      if (sh.sh_type == SHT_DYNSYM) saw_dynsym = true;
+    }
+  }
+  if (saw_symtab) symtab_source_ = ".symtab";
+  else if (saw_aux) symtab_source_ = callback_state_->used_debug_file.empty() ? ".dynsym+.gnu_debugdata" : "debug file .symtab";
+  else symtab_source_ = saw_dynsym ? ".dynsym" : "none";
+
+  std::sort(all.begin(), all.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    if (a.start != b.start) return a.start < b.start;
+    return better_symbol(a, b);
+  });
+  // symbols__fixup_duplicate: keep the best of each start address.
+  symbols_.clear();
+  for (const ElfSymbol& s : all) {
+    if (!symbols_.empty() && symbols_.back().start == s.start) continue;
+    symbols_.push_back(s);
+  }
+  // symbols__fixup_end: an unsized symbol extends to the next one's start.
+  for (size_t i = 0; i < symbols_.size(); ++i) {
+    ElfSymbol& s = symbols_[i];
+    if (s.sized) continue;
+    if (i + 1 < symbols_.size()) s.end = symbols_[i + 1].start;
+    else s.end = ((s.start + 4095) & ~uint64_t(4095)) + 4096;
+  }
+}
+
+std::optional<uint64_t> ElfObject::file_offset_to_vaddr(uint64_t off) const {
+  const LoadSegment* hit = nullptr;
+  for (const LoadSegment& seg : segments_) {
+    if (off >= seg.offset && off - seg.offset < seg.filesz) {
+      if (seg.executable) return off - seg.offset + seg.vaddr;
+      if (!hit) hit = &seg;
+    }
+  }
+  if (hit) return off - hit->offset + hit->vaddr;
+  return std::nullopt;
+}
+
+const ElfSymbol* ElfObject::find_symbol(uint64_t vaddr) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+                             [](uint64_t v, const ElfSymbol& s) { return v < s.start; });
+  if (it == symbols_.begin()) return nullptr;
+  const ElfSymbol& s = *(it - 1);
+  if (vaddr < s.end || vaddr == s.start) return &s;
+  return nullptr;
+}
+
+void ElfObject::inline_chain(uint64_t vaddr, std::vector<std::string>& out) const {
+  out.clear();
+  if (!has_dwarf_) return;
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(module_, vaddr, &bias);
+  if (!cu) return;
+  Dwarf_Die* scopes = nullptr;
+  int n = dwarf_getscopes(cu, vaddr - bias, &scopes);
+  // dwarf_getscopes follows an inlined instance with the scopes of its abstract
+  // definition, not with the functions it was inlined into; so take the innermost
+  // inlined instance and walk its physical parents with dwarf_getscopes_die.
+  Dwarf_Die innermost;
+  bool found = false;
+  for (int i = 0; i < n && !found; ++i) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_subprogram) break;
+    if (tag == DW_TAG_inlined_subroutine) {
+      innermost = scopes[i];
+      found = true;
+    }
+  }
+  std::free(scopes);
+  scopes = nullptr;
+  if (!found) return;
+  n = dwarf_getscopes_die(&innermost, &scopes);
+  for (int i = 0; i < n; ++i) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_subprogram) break;
+    if (tag != DW_TAG_inlined_subroutine) continue;
+    Dwarf_Attribute attr;
+    const char* name = nullptr;
+    for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
+      if (dwarf_attr_integrate(&scopes[i], at, &attr) && (name = dwarf_formstring(&attr))) break;
+    }
+    out.emplace_back(name ? name : "");
+  }
+  std::free(scopes);
+  std::reverse(out.begin(), out.end());
+}
+
+}  // namespace fg

@@ -1,0 +1,107 @@
+// One opened ELF object (executable, shared library, vdso image) with its debuginfo,
+// a sorted function-symbol table built once, file-offset -> vaddr translation over
+// PT_LOAD, and inline-scope lookup. Used through SymbolCache; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct Dwfl;
+struct Dwfl_Module;
+
+namespace fg {
+
+// Where libdwfl looks for separate debuginfo of an object.
+struct DebugSearch {
+  // Colon-separated, libdwfl's Dwfl_Callbacks::debuginfo_path format
+  // (":.debug:/usr/lib/debug"); empty = libdwfl's default.
+  std::string debuginfo_path;
+  // perf's build-id cache copy of the debug file (~/.debug/<path>/<bid>/debug), tried
+  // first when it exists and its build-id matches.
+  std::string cached_debug_file;
+};
+
+// A function symbol after perf's alias resolution; `end` is exclusive (for unsized
+// symbols, the next symbol's start, as perf's symbols__fixup_end does).
+struct ElfSymbol {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  const char* name = nullptr;  // raw (mangled) name, owned by the object's Elf
+  uint8_t binding = 0;         // STB_*
+  bool sized = false;
+};
+
+struct LoadSegment {
+  uint64_t offset, filesz, vaddr;
+  bool executable;
+};
+
+struct DwflCallbackState;
+
+class ElfObject {
+ public:
+  // Opens `path` and its debuginfo. When `expected_build_id` (raw bytes) is not
+  // empty, an object whose GNU build-id differs (or that has none) is rejected.
+  // Returns nullptr with `*problem` set ("build-id mismatch: file has ab12..,
+  // recording has cd34..", "not an ELF file", ...) on failure; never throws for bad
+  // files.
+  static std::unique_ptr<ElfObject> open(const std::string& path, std::string_view expected_build_id,
+                                         const DebugSearch& search, std::string* problem);
+  ~ElfObject();
+  ElfObject(const ElfObject&) = delete;
+  ElfObject& operator=(const ElfObject&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::string& build_id() const { return build_id_; }  // raw bytes; may be empty
+  bool is_exec() const { return is_exec_; }                  // ET_EXEC (else ET_DYN)
+
+  // perf notes §5.3: the PT_LOAD with p_offset <= off < p_offset + p_filesz
+  // (executable segments preferred), then off - p_offset + p_vaddr.
+  std::optional<uint64_t> file_offset_to_vaddr(uint64_t file_offset) const;
+  const std::vector<LoadSegment>& segments() const { return segments_; }
+
+  // The function symbol containing vaddr, or nullptr (past a sized symbol's end,
+  // before the first symbol, or no symbols).
+  const ElfSymbol* find_symbol(uint64_t vaddr) const;
+  const std::vector<ElfSymbol>& symbols() const { return symbols_; }
+
+  // Names (raw: linkage name when DWARF has one, else DW_AT_name) of the inlined
+  // callees at vaddr, outermost first; empty without DWARF or inlining.
+  void inline_chain(uint64_t vaddr, std::vector<std::string>& out) const;
+
+  bool has_debuginfo() const { return has_dwarf_; }
+  // Path of the separate debug file libdwfl used, if any.
+  const std::string& debug_file() const { return debug_file_; }
+  // Where the symbol table came from, e.g. ".symtab", ".dynsym", ".dynsym+.gnu_debugdata".
+  const std::string& symtab_source() const { return symtab_source_; }
+
+ private:
+  ElfObject() = default;
+  bool load(std::string_view expected_build_id, std::string* problem);
+  void build_symbol_table();
+
+  std::string path_;
+  std::string build_id_;
+  std::string debug_file_;
+  std::string symtab_source_;
+  bool is_exec_ = false;
+  bool has_dwarf_ = false;
+  std::vector<LoadSegment> segments_;
+  std::vector<ElfSymbol> symbols_;
+  Dwfl* dwfl_ = nullptr;
+  Dwfl_Module* module_ = nullptr;
+  // Dwfl_Callbacks and what they read; libdwfl keeps pointers to it, so it lives on
+  // the heap for the object's lifetime.
+  std::unique_ptr<DwflCallbackState> callback_state_;
+};
+
+// Lower-case hex of raw build-id bytes.
+std::string build_id_hex(std::string_view raw);
+// Parses hex (as in kallsyms dirs, perf buildid-list) into raw bytes; empty on error.
+std::string build_id_from_hex(std::string_view hex);
+
+}  // namespace fg

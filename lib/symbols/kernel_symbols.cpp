@@ -1,0 +1,134 @@
+#include "symbols/kernel_symbols.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "diagnostics/input_error.h"
+
+namespace fg {
+namespace {
+
+struct Parsed {
+  uint64_t start;
+  std::string_view name, module;
+  char type;
+};
+
+uint64_t page_roundup(uint64_t v) { return (v + 4095) & ~uint64_t(4095); }
+
+int leading_underscores(std::string_view s) {
+  int n = 0;
+  while (static_cast<size_t>(n) < s.size() && s[n] == '_') ++n;
+  return n;
+}
+
+// perf's choose_best_symbol for kallsyms entries: true if a beats b.
+bool better(const KernelSymbol& a, char at, const KernelSymbol& b, char bt) {
+  bool asz = a.end > a.start, bsz = b.end > b.start;
+  if (asz != bsz) return asz;
+  bool aw = at == 'W', bw = bt == 'W';  // kallsyms2elf_binding: only 'W' is weak
+  if (aw != bw) return !aw;
+  bool ag = !aw && std::isupper(static_cast<unsigned char>(at));
+  bool bg = !bw && std::isupper(static_cast<unsigned char>(bt));
+  if (ag != bg) return ag;
+  int au = leading_underscores(a.name), bu = leading_underscores(b.name);
+  if (au != bu) return au < bu;
+  // perf compares the whole line tail, module included; same module within a group.
+  if (a.name.size() != b.name.size()) return a.name.size() > b.name.size();
+  return false;  // perf keeps the first (SYMBOL_A) on a full tie
+}
+
+}  // namespace
+
+KallsymsTable KallsymsTable::parse(std::string text, const std::string& source_name) {
+  KallsymsTable t;
+  t.text_ = std::move(text);
+  std::string_view all(t.text_);
+  std::vector<Parsed> parsed;
+  size_t lines = 0, nonzero = 0, total = 0;
+  size_t pos = 0;
+  while (pos < all.size()) {
+    size_t eol = all.find('\n', pos);
+    if (eol == std::string_view::npos) eol = all.size();
+    std::string_view line = all.substr(pos, eol - pos);
+    pos = eol + 1;
+    ++lines;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    // addr
+    size_t i = 0;
+    uint64_t addr = 0;
+    int digits = 0;
+    while (i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i]))) {
+      char c = line[i];
+      int v = c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+      if (digits >= 16) throw InputError::at_line(source_name, lines, "kallsyms: address longer than 64 bits");
+      addr = addr * 16 + static_cast<uint64_t>(v);
+      ++digits;
+      ++i;
+    }
+    if (digits == 0 || i + 3 > line.size() || line[i] != ' ' || line[i + 2] != ' ')
+      throw InputError::at_line(source_name, lines,
+                                "kallsyms: expected 'ADDRESS TYPE NAME', got '" +
+                                    std::string(line.substr(0, 80)) + "'");
+    char type = line[i + 1];
+    std::string_view rest = line.substr(i + 3);
+    std::string_view name = rest, module;
+    size_t tab = rest.find('\t');
+    if (tab != std::string_view::npos) {
+      name = rest.substr(0, tab);
+      module = rest.substr(tab + 1);
+      if (module.size() >= 2 && module.front() == '[' && module.back() == ']')
+        module = module.substr(1, module.size() - 2);
+    }
+    if (name.empty()) throw InputError::at_line(source_name, lines, "kallsyms: empty symbol name");
+    ++total;
+    if (addr != 0) ++nonzero;
+    char up = static_cast<char>(std::toupper(static_cast<unsigned char>(type)));
+    if (up != 'T' && up != 'W' && up != 'D' && up != 'B') continue;
+    parsed.push_back({addr, name, module, type});
+  }
+  if (total > 0 && nonzero == 0) {
+    t.all_zero_ = true;
+    return t;
+  }
+  std::stable_sort(parsed.begin(), parsed.end(),
+                   [](const Parsed& a, const Parsed& b) { return a.start < b.start; });
+  // symbols__fixup_end(is_kallsyms = true).
+  std::vector<KernelSymbol> syms(parsed.size());
+  for (size_t k = 0; k < parsed.size(); ++k) {
+    syms[k] = {parsed[k].start, parsed[k].start, parsed[k].name, parsed[k].module};
+  }
+  for (size_t k = 0; k + 1 < syms.size(); ++k) {
+    bool a_mod = !syms[k].module.empty(), b_mod = !syms[k + 1].module.empty();
+    syms[k].end = a_mod != b_mod ? page_roundup(syms[k].start + 4096) : syms[k + 1].start;
+  }
+  if (!syms.empty()) syms.back().end = page_roundup(syms.back().start) + 4096;
+  // symbols__fixup_duplicate.
+  t.symbols_.reserve(syms.size());
+  std::vector<char> kept_type;
+  for (size_t k = 0; k < syms.size(); ++k) {
+    if (!t.symbols_.empty() && t.symbols_.back().start == syms[k].start) {
+      if (!better(t.symbols_.back(), kept_type.back(), syms[k], parsed[k].type)) {
+        t.symbols_.back() = syms[k];
+        kept_type.back() = parsed[k].type;
+      }
+      continue;
+    }
+    t.symbols_.push_back(syms[k]);
+    kept_type.push_back(parsed[k].type);
+  }
+  return t;
+}
+
+const KernelSymbol* KallsymsTable::find(uint64_t address) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), address,
+                             [](uint64_t v, const KernelSymbol& s) { return v < s.start; });
+  if (it == symbols_.begin()) return nullptr;
+  const KernelSymbol& s = *(it - 1);
+  if (address < s.end || address == s.start) return &s;
+  return nullptr;
+}
+
+}  // namespace fg

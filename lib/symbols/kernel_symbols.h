@@ -1,0 +1,43 @@
+// Kernel symbol tables: kallsyms text (`addr type name[\t[module]]`) resolved the
+// way perf 6.1 does it, plus extra ranges from KSYMBOL records (BPF programs,
+// trampolines) that take precedence (NamedRanges).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fg {
+
+struct KernelSymbol {
+  uint64_t start = 0;
+  uint64_t end = 0;        // exclusive
+  std::string_view name;   // without the module
+  std::string_view module; // "" for the kernel image, else the module name
+};
+
+class KallsymsTable {
+ public:
+  KallsymsTable() = default;
+  // Parses kallsyms text. Keeps types T/W/D/B in either case (perf's
+  // symbol_type__filter), ends each symbol at the next one's start (a page past it
+  // at a kernel/module boundary), and keeps one symbol per address chosen like
+  // perf's symbols__fixup_end + symbols__fixup_duplicate (so of aliases, which all
+  // lack sizes, the last one listed wins). Throws fg::InputError naming
+  // `source_name` and the line for a malformed line.
+  static KallsymsTable parse(std::string text, const std::string& source_name);
+
+  const KernelSymbol* find(uint64_t address) const;
+  size_t size() const { return symbols_.size(); }
+  // Every address was 0: kptr_restrict hid them (the table is then empty).
+  bool all_zero() const { return all_zero_; }
+  const std::vector<KernelSymbol>& symbols() const { return symbols_; }
+
+ private:
+  std::string text_;  // names point into it
+  std::vector<KernelSymbol> symbols_;
+  bool all_zero_ = false;
+};
+
+}  // namespace fg

@@ -1,0 +1,383 @@
+#include "symbols/symbol_cache.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "diagnostics/input_error.h"
+#include "symbols/jit_map.h"
+#include "symbols/symbol_names.h"
+
+namespace fg {
+
+struct SymbolCache::Object {
+  std::string path;        // recorded
+  std::string build_id;    // recorded, raw
+  std::unique_ptr<ElfObject> elf;
+  std::string problem;
+  std::string_view display;            // "[libc.so.6]"
+  std::vector<std::string_view> names; // per symbol index; empty view = not computed
+  uint64_t lookups = 0, unresolved = 0;
+};
+
+struct SymbolCache::Jit {
+  NamedRanges ranges;
+  std::string path;
+  std::string problem;
+  std::string_view display;  // "[perf-PID.map]"
+};
+
+namespace {
+
+constexpr uint64_t kKindOffset = 0, kKindJit = 2, kKindVaddr = 3;
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool is_file(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool read_whole_file(const std::string& path, std::string& out, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (error) *error = "cannot open " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();  // works for /proc files whose size reads as 0
+  out = ss.str();
+  return true;
+}
+
+std::string basename_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// Mappings that never have a file behind them.
+bool is_pseudo_path(std::string_view p) {
+  return p.empty() || p.front() == '[' || p.substr(0, 6) == "//anon" || p.substr(0, 8) == "/memfd:" ||
+         p.substr(0, 9) == "/dev/zero" || p.substr(0, 12) == "/SYSV0000000";
+}
+
+}  // namespace
+
+SymbolCache::SymbolCache(SymbolOptions options) : options_(std::move(options)) {
+  if (options_.buildid_dir.empty()) {
+    const char* home = std::getenv("HOME");
+    if (home && *home) options_.buildid_dir = std::string(home) + "/.debug";
+  }
+  if (!options_.debuginfod) {
+    // libdwfl consults debuginfod servers whenever DEBUGINFOD_URLS is set, which can
+    // stall for seconds per object; fgtool only does so when asked.
+    const char* urls = std::getenv("DEBUGINFOD_URLS");
+    if (urls && *urls) ::setenv("DEBUGINFOD_URLS", "", 1);
+  }
+  kernel_unknown_ = intern("[kernel.kallsyms]");
+}
+
+SymbolCache::~SymbolCache() = default;
+
+std::string_view SymbolCache::intern(std::string_view s) {
+  auto it = interned_.find(s);
+  if (it != interned_.end()) return *it;
+  if (arena_used_ + s.size() > arena_cap_) {
+    size_t cap = std::max<size_t>(64 * 1024, s.size());
+    arena_blocks_.emplace_back(new char[cap]);
+    arena_used_ = 0;
+    arena_cap_ = cap;
+  }
+  char* dst = arena_blocks_.back().get() + arena_used_;
+  if (!s.empty()) std::memcpy(dst, s.data(), s.size());
+  arena_used_ += s.size();
+  std::string_view stored(dst, s.size());
+  interned_.insert(stored);
+  return stored;
+}
+
+std::string_view SymbolCache::display_name(std::string_view raw) {
+  std::string name = options_.demangle ? demangle_without_params(raw) : std::string(raw);
+  if (name.find_first_of(";\n\r") != std::string::npos) name = folded_safe_name(name);
+  return intern(name);
+}
+
+std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& key) {
+  auto obj = std::make_unique<Object>();
+  obj->path = std::string(key.path);
+  obj->build_id = std::string(key.build_id);
+  std::string base = basename_of(obj->path);
+  obj->display = intern(!base.empty() && base.front() == '[' && base.back() == ']' ? base : "[" + base + "]");
+
+  // Lookup path without " (deleted)", which the kernel appends to replaced files.
+  std::string path = obj->path;
+  static constexpr std::string_view kDeleted = " (deleted)";
+  if (path.size() > kDeleted.size() && path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0)
+    path.resize(path.size() - kDeleted.size());
+
+  struct Candidate {
+    std::string file, debug;
+  };
+  std::vector<Candidate> candidates;
+  const bool vdso = path == "[vdso]";
+  const std::string elf_name = vdso ? "vdso" : "elf";
+  if (!obj->build_id.empty() && !options_.buildid_dir.empty()) {
+    std::string hex = build_id_hex(obj->build_id);
+    std::string link = options_.buildid_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
+    if (is_dir(link)) {
+      candidates.push_back({link + "/" + elf_name, link + "/debug"});
+    } else if (is_file(link)) {  // older perf: the link points at the file itself
+      candidates.push_back({link, link + ".debug"});
+    }
+    std::string dir = options_.buildid_dir + (path.front() == '/' ? "" : "/") + path + "/" + hex;
+    if (is_dir(dir)) candidates.push_back({dir + "/" + elf_name, dir + "/debug"});
+  }
+  if (!is_pseudo_path(path)) {
+    if (!options_.symfs.empty()) candidates.push_back({options_.symfs + (path.front() == '/' ? "" : "/") + path, ""});
+    candidates.push_back({path, ""});
+  }
+
+  DebugSearch search;
+  if (!options_.symfs.empty()) search.debuginfo_path = ":.debug:" + options_.symfs + "/usr/lib/debug:/usr/lib/debug";
+  std::string problems;
+  std::string last_tried;
+  for (const Candidate& c : candidates) {
+    if (c.file == last_tried) continue;
+    last_tried = c.file;
+    search.cached_debug_file = c.debug;
+    std::string problem;
+    obj->elf = ElfObject::open(c.file, obj->build_id, search, &problem);
+    if (obj->elf) break;
+    if (!problems.empty()) problems += "; ";
+    problems += problem;
+  }
+  if (!obj->elf) {
+    if (candidates.empty())
+      obj->problem = vdso ? "no [vdso] image: no build-id recorded or not in the build-id cache"
+                          : "no file behind this mapping";
+    else obj->problem = problems;
+  } else {
+    obj->names.resize(obj->elf->symbols().size());
+    if (obj->elf->symbols().empty()) obj->problem = "no function symbols (stripped; no debuginfo found)";
+    else if (!problems.empty()) obj->problem = "used " + obj->elf->path() + " after: " + problems;
+  }
+  return obj;
+}
+
+ObjectHandle SymbolCache::object(const ObjectKey& key) {
+  std::string k;
+  k.reserve(key.path.size() + 1 + key.build_id.size());
+  k.append(key.path).push_back('\0');
+  k.append(key.build_id);
+  auto it = object_index_.find(k);
+  if (it != object_index_.end()) return it->second;
+  auto h = static_cast<ObjectHandle>(objects_.size());
+  objects_.push_back(open_object(key));
+  object_index_.emplace(std::move(k), h);
+  return h;
+}
+
+std::optional<uint64_t> SymbolCache::file_offset_to_vaddr(ObjectHandle h, uint64_t file_offset) {
+  if (h >= objects_.size() || !objects_[h]->elf) return std::nullopt;
+  return objects_[h]->elf->file_offset_to_vaddr(file_offset);
+}
+
+std::string_view SymbolCache::symbol_name(Object& obj, size_t index) {
+  std::string_view& slot = obj.names[index];
+  if (slot.data() == nullptr) slot = display_name(obj.elf->symbols()[index].name);
+  return slot;
+}
+
+SymbolCache::FrameSpan SymbolCache::store_frames(const std::vector<SymbolizedFrame>& frames) {
+  FrameSpan span{static_cast<uint32_t>(frames_.size()), static_cast<uint32_t>(frames.size())};
+  frames_.insert(frames_.end(), frames.begin(), frames.end());
+  return span;
+}
+
+SymbolCache::FrameSpan SymbolCache::compute_object_frames(Object& obj, uint64_t vaddr, bool have_vaddr) {
+  scratch_.clear();
+  const ElfSymbol* sym = have_vaddr && obj.elf ? obj.elf->find_symbol(vaddr) : nullptr;
+  if (!sym) {
+    scratch_.push_back({obj.display, false, false});
+    return store_frames(scratch_);
+  }
+  size_t index = static_cast<size_t>(sym - obj.elf->symbols().data());
+  scratch_.push_back({symbol_name(obj, index), true, false});
+  if (options_.inline_frames) {
+    obj.elf->inline_chain(vaddr, inline_scratch_);
+    for (const std::string& callee : inline_scratch_) {
+      if (callee.empty()) continue;
+      scratch_.push_back({display_name(callee), true, true});
+    }
+  }
+  return store_frames(scratch_);
+}
+
+void SymbolCache::symbolize(ObjectHandle h, uint64_t file_offset, bool return_address,
+                            std::vector<SymbolizedFrame>& out) {
+  Object& obj = *objects_.at(h);
+  ++obj.lookups;
+  FrameKey key{(uint64_t(h) << 3) | (uint64_t(return_address) << 2) | kKindOffset, file_offset};
+  auto it = frame_cache_.find(key);
+  if (it == frame_cache_.end()) {
+    std::optional<uint64_t> vaddr = obj.elf ? obj.elf->file_offset_to_vaddr(file_offset) : std::nullopt;
+    uint64_t lookup = vaddr ? *vaddr - (return_address && *vaddr > 0 ? 1 : 0) : 0;
+    it = frame_cache_.emplace(key, compute_object_frames(obj, lookup, vaddr.has_value())).first;
+  }
+  if (!frames_[it->second.first].resolved) ++obj.unresolved;
+  append(it->second, out);
+}
+
+void SymbolCache::symbolize_vaddr(ObjectHandle h, uint64_t vaddr, bool return_address,
+                                  std::vector<SymbolizedFrame>& out) {
+  Object& obj = *objects_.at(h);
+  ++obj.lookups;
+  FrameKey key{(uint64_t(h) << 3) | (uint64_t(return_address) << 2) | kKindVaddr, vaddr};
+  auto it = frame_cache_.find(key);
+  if (it == frame_cache_.end()) {
+    uint64_t lookup = vaddr - (return_address && vaddr > 0 ? 1 : 0);
+    it = frame_cache_.emplace(key, compute_object_frames(obj, lookup, true)).first;
+  }
+  if (!frames_[it->second.first].resolved) ++obj.unresolved;
+  append(it->second, out);
+}
+
+void SymbolCache::load_kernel_symbols() {
+  if (kernel_loaded_) return;
+  kernel_loaded_ = true;
+  std::string text, error;
+  auto use = [&](const std::string& path, std::string text_in) {
+    KallsymsTable t = KallsymsTable::parse(std::move(text_in), path);
+    if (t.all_zero()) {
+      kernel_status_.kptr_restricted = true;
+      if (!kernel_status_.problem.empty()) kernel_status_.problem += "; ";
+      kernel_status_.problem += path + ": all addresses are 0 (kernel.kptr_restrict)";
+      return false;
+    }
+    kallsyms_ = std::move(t);
+    kernel_status_.source = path;
+    kernel_status_.symbols = kallsyms_.size();
+    return true;
+  };
+  if (!options_.kallsyms_path.empty()) {
+    if (!read_whole_file(options_.kallsyms_path, text, &error))
+      throw InputError("kallsyms: " + error);
+    if (use(options_.kallsyms_path, std::move(text))) return;
+  }
+  if (options_.use_proc_kallsyms) {
+    if (read_whole_file("/proc/kallsyms", text, &error)) {
+      try {
+        if (use("/proc/kallsyms", std::move(text))) return;
+      } catch (const InputError& e) {
+        kernel_status_.problem = e.what();
+      }
+    }
+  }
+  if (!options_.kernel_build_id.empty() && !options_.buildid_dir.empty()) {
+    std::string path = options_.buildid_dir + "/[kernel.kallsyms]/" + build_id_hex(options_.kernel_build_id) + "/kallsyms";
+    if (read_whole_file(path, text, nullptr)) {
+      try {
+        if (use(path, std::move(text))) return;
+      } catch (const InputError& e) {
+        if (!kernel_status_.problem.empty()) kernel_status_.problem += "; ";
+        kernel_status_.problem += e.what();
+      }
+    }
+  }
+  if (kernel_status_.problem.empty())
+    kernel_status_.problem = "no kernel symbols: no --kallsyms file, /proc/kallsyms not usable for this recording, "
+                             "no kallsyms in the build-id cache";
+}
+
+void SymbolCache::symbolize_kernel(uint64_t address, bool return_address, std::vector<SymbolizedFrame>& out) {
+  ++kernel_status_.lookups;
+  FrameKey key{uint64_t(return_address), address};
+  auto it = kernel_cache_.find(key);
+  if (it == kernel_cache_.end()) {
+    load_kernel_symbols();
+    uint64_t lookup = address - (return_address && address > 0 ? 1 : 0);
+    scratch_.clear();
+    std::string_view name = ksymbols_.find(lookup);
+    if (!name.empty()) {
+      scratch_.push_back({display_name(name), true, false});
+    } else if (const KernelSymbol* ks = kallsyms_.find(lookup)) {
+      scratch_.push_back({display_name(ks->name), true, false});
+    } else {
+      scratch_.push_back({kernel_unknown_, false, false});
+    }
+    it = kernel_cache_.emplace(key, store_frames(scratch_)).first;
+  }
+  if (!frames_[it->second.first].resolved) ++kernel_status_.unresolved;
+  append(it->second, out);
+}
+
+void SymbolCache::add_kernel_symbol(uint64_t start, uint64_t len, std::string_view name) {
+  ksymbols_.add(start, len, name);
+  kernel_status_.ksymbol_ranges = ksymbols_.size();
+  kernel_cache_.clear();  // earlier answers may now be covered by the new range
+}
+
+void SymbolCache::symbolize_jit(int32_t pid, uint64_t address, bool return_address,
+                                std::vector<SymbolizedFrame>& out) {
+  FrameKey key{(uint64_t(uint32_t(pid)) << 3) | (uint64_t(return_address) << 2) | kKindJit, address};
+  auto it = frame_cache_.find(key);
+  if (it == frame_cache_.end()) {
+    auto& jit = jits_[pid];
+    if (!jit) {
+      jit = std::make_unique<Jit>();
+      jit->path = options_.jit_map_dir + "/perf-" + std::to_string(pid) + ".map";
+      jit->display = intern("[perf-" + std::to_string(pid) + ".map]");
+      std::string text, error;
+      if (read_whole_file(jit->path, text, &error)) parse_perf_map(text, jit->ranges);
+      else jit->problem = error;
+    }
+    uint64_t lookup = address - (return_address && address > 0 ? 1 : 0);
+    std::string_view name = jit->ranges.find(lookup);
+    scratch_.clear();
+    if (!name.empty()) scratch_.push_back({display_name(name), true, false});
+    else scratch_.push_back({jit->display, false, false});
+    it = frame_cache_.emplace(key, store_frames(scratch_)).first;
+  }
+  append(it->second, out);
+}
+
+std::string_view SymbolCache::object_display_name(ObjectHandle h) const { return objects_.at(h)->display; }
+
+std::string SymbolCache::resolved_elf_path(ObjectHandle h) const {
+  const Object& o = *objects_.at(h);
+  return o.elf ? o.elf->path() : std::string();
+}
+
+std::vector<ObjectStatus> SymbolCache::object_statuses() const {
+  std::vector<ObjectStatus> out;
+  out.reserve(objects_.size());
+  for (const auto& o : objects_) {
+    ObjectStatus s;
+    s.path = o->path;
+    s.found = o->elf != nullptr;
+    if (o->elf) {
+      s.opened_path = o->elf->path();
+      s.debug_file = o->elf->debug_file();
+      s.symtab_source = o->elf->symtab_source();
+      s.has_debuginfo = o->elf->has_debuginfo();
+      s.symbol_count = o->elf->symbols().size();
+      s.has_symbols = s.symbol_count > 0;
+    }
+    s.build_id_hex = build_id_hex(!o->build_id.empty() || !o->elf ? o->build_id : o->elf->build_id());
+    s.problem = o->problem;
+    s.lookups = o->lookups;
+    s.unresolved = o->unresolved;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+KernelSymbolStatus SymbolCache::kernel_status() const { return kernel_status_; }
+
+}  // namespace fg

@@ -1,0 +1,175 @@
+// Symbolisation for the fold stage: finds each mapped object's file (perf build-id
+// cache, --symfs, the recorded path; build-ids verified), its debuginfo, kernel
+// symbols (kallsyms, KSYMBOL), JIT maps (/tmp/perf-PID.map), and turns addresses
+// into perf-style frame names, each distinct lookup computed once.
+//
+// Thread-safety: a SymbolCache is not thread-safe (neither are the libdwfl handles
+// inside it). Use one cache per thread, or hold one mutex around every call.
+// Returned string_views stay valid until the cache is destroyed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "symbols/elf_object.h"
+#include "symbols/kernel_symbols.h"
+#include "symbols/named_ranges.h"
+
+namespace fg {
+
+struct SymbolOptions {
+  std::string symfs;             // like perf --symfs: tried as <symfs>/<path>
+  std::string buildid_dir;       // perf's build-id cache; empty = $HOME/.debug
+  bool demangle = true;          // C++/Rust names as perf prints them (no params)
+  bool inline_frames = false;    // expand inlined callees from DWARF
+  std::string kallsyms_path;     // explicit kallsyms file (wins over the others)
+  bool use_proc_kallsyms = false;  // the recording's hostname+os release match this machine
+  std::string kernel_build_id;   // raw bytes, from BUILD_ID "[kernel.kallsyms]", may be empty
+  bool debuginfod = false;       // false: DEBUGINFOD_URLS is cleared (process-wide) so
+                                 // libdwfl never queries a server
+  std::string jit_map_dir = "/tmp";  // where perf-PID.map files are read from
+};
+
+struct ObjectKey {
+  std::string_view path;      // as recorded in MMAP/MMAP2 ("[vdso]" for the vdso)
+  std::string_view build_id;  // raw bytes; may be empty
+};
+
+using ObjectHandle = uint32_t;
+
+struct SymbolizedFrame {
+  // Final display name: demangled without params, ';' -> ':'. When !resolved it is
+  // the object's display name ("[libc.so.6]", "[kernel.kallsyms]", "[vdso]",
+  // "[perf-123.map]"), the stackcollapse convention; callers may print "[unknown]".
+  std::string_view name;
+  bool resolved = false;
+  bool inlined = false;  // an inlined callee (inline_frames on)
+};
+
+struct ObjectStatus {
+  std::string path;          // recorded path
+  std::string opened_path;   // file actually used; empty if none
+  std::string build_id_hex;  // recorded build-id, else the opened file's
+  std::string debug_file;    // separate debuginfo used, if any
+  std::string symtab_source; // ".symtab", ".dynsym", ".dynsym+.gnu_debugdata", ...
+  bool found = false;
+  bool has_symbols = false;
+  bool has_debuginfo = false;
+  size_t symbol_count = 0;
+  std::string problem;       // why it is (partly) unresolvable; "" if fine
+  uint64_t lookups = 0, unresolved = 0;
+};
+
+struct KernelSymbolStatus {
+  std::string source;        // file the symbols came from; empty if none
+  size_t symbols = 0;
+  size_t ksymbol_ranges = 0;
+  bool kptr_restricted = false;
+  std::string problem;
+  uint64_t lookups = 0, unresolved = 0;
+};
+
+class SymbolCache {
+ public:
+  explicit SymbolCache(SymbolOptions options);
+  ~SymbolCache();
+  SymbolCache(const SymbolCache&) = delete;
+  SymbolCache& operator=(const SymbolCache&) = delete;
+
+  // Opens (once per distinct path + build-id) and returns a handle. Never throws for
+  // bad files: they become unresolvable objects with a reason in object_statuses().
+  ObjectHandle object(const ObjectKey& key);
+
+  // §5.3: file offset (ip - map.start + map.pgoff) -> ELF vaddr over PT_LOAD.
+  std::optional<uint64_t> file_offset_to_vaddr(ObjectHandle h, uint64_t file_offset);
+
+  // Appends the frames for one address, outermost first (with inline_frames: the
+  // function, then each inlined callee). return_address: look up address-1 (every
+  // callchain entry but the first, non-activation unwound frames).
+  void symbolize(ObjectHandle h, uint64_t file_offset, bool return_address,
+                 std::vector<SymbolizedFrame>& out);
+  // Same, for an address already in the object's ELF vaddr space (e.g. from libdwfl
+  // with a zero bias, or after file_offset_to_vaddr).
+  void symbolize_vaddr(ObjectHandle h, uint64_t vaddr, bool return_address,
+                       std::vector<SymbolizedFrame>& out);
+  void symbolize_kernel(uint64_t address, bool return_address, std::vector<SymbolizedFrame>& out);
+  // Addresses in anonymous executable maps of pid: /tmp/perf-PID.map, read once.
+  void symbolize_jit(int32_t pid, uint64_t address, bool return_address,
+                     std::vector<SymbolizedFrame>& out);
+
+  // KSYMBOL records (BPF programs etc.): consulted before kallsyms.
+  void add_kernel_symbol(uint64_t start, uint64_t len, std::string_view name);
+  // Loads kernel symbols now (otherwise on the first kernel lookup). Throws
+  // fg::InputError when an explicit kallsyms_path is unreadable or malformed.
+  void load_kernel_symbols();
+
+  std::string_view object_display_name(ObjectHandle h) const;  // "[libc.so.6]"
+  std::string resolved_elf_path(ObjectHandle h) const;         // "" if unresolved
+  std::vector<ObjectStatus> object_statuses() const;
+  KernelSymbolStatus kernel_status() const;
+  const SymbolOptions& options() const { return options_; }
+
+  // Interns a string in the cache's arena (stable view, deduplicated).
+  std::string_view intern(std::string_view s);
+
+ private:
+  struct Object;
+  struct FrameKey {
+    uint64_t a, b;
+    bool operator==(const FrameKey& o) const { return a == o.a && b == o.b; }
+  };
+  struct FrameKeyHash {
+    size_t operator()(const FrameKey& k) const {
+      uint64_t x = k.a * 0x9e3779b97f4a7c15ULL ^ (k.b + 0x632be59bd9b4e019ULL + (k.a << 6));
+      x ^= x >> 31;
+      x *= 0xbf58476d1ce4e5b9ULL;
+      x ^= x >> 29;
+      return static_cast<size_t>(x);
+    }
+  };
+  struct FrameSpan {
+    uint32_t first, count;
+  };
+  struct Jit;
+
+  void append(const FrameSpan& span, std::vector<SymbolizedFrame>& out) const {
+    out.insert(out.end(), frames_.begin() + span.first, frames_.begin() + span.first + span.count);
+  }
+  FrameSpan store_frames(const std::vector<SymbolizedFrame>& frames);
+  FrameSpan compute_object_frames(Object& obj, uint64_t vaddr_or_none, bool have_vaddr);
+  std::string_view symbol_name(Object& obj, size_t index);
+  std::string_view display_name(std::string_view raw_name);
+  std::unique_ptr<Object> open_object(const ObjectKey& key);
+
+  SymbolOptions options_;
+  std::vector<std::unique_ptr<Object>> objects_;
+  std::unordered_map<std::string, ObjectHandle> object_index_;
+
+  std::vector<SymbolizedFrame> frames_;  // all cached frame lists, back to back
+  std::unordered_map<FrameKey, FrameSpan, FrameKeyHash> frame_cache_;
+  std::unordered_map<FrameKey, FrameSpan, FrameKeyHash> kernel_cache_;  // cleared by KSYMBOL
+
+  // Interning arena.
+  std::vector<std::unique_ptr<char[]>> arena_blocks_;
+  size_t arena_used_ = 0, arena_cap_ = 0;
+  std::unordered_set<std::string_view> interned_;
+
+  // Kernel.
+  bool kernel_loaded_ = false;
+  KallsymsTable kallsyms_;
+  NamedRanges ksymbols_;
+  KernelSymbolStatus kernel_status_;
+  std::string_view kernel_unknown_;
+
+  std::unordered_map<int32_t, std::unique_ptr<Jit>> jits_;
+  std::vector<SymbolizedFrame> scratch_;
+  std::vector<std::string> inline_scratch_;
+};
+
+}  // namespace fg

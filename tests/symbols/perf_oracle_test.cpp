@@ -1,0 +1,87 @@
+// The oracle: record the fixtures with perf, and require that every sample IP in
+// the fixture and in libc gets exactly the name `perf script` prints (including
+// [unknown], version suffixes and libc aliases). Skipped when perf cannot record.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "symbols/symbol_cache.h"
+#include "test_support.h"
+
+namespace {
+
+using fg::test::run_shell;
+using fg::test::shell_quote;
+
+struct Map {
+  uint64_t start, len, pgoff;
+  std::string path;
+};
+
+void compare_with_perf(const std::string& program, const std::string& args, size_t min_objects) {
+  SCOPED_TRACE(program);
+  std::string reason = fg::test::perf_unavailable_reason();
+  if (!reason.empty()) GTEST_SKIP() << reason;
+  setenv("DEBUGINFOD_URLS", "", 1);
+  std::string dir = fg::test::temp_dir();
+  std::string data = dir + "/perf.data";
+  auto rec = run_shell("perf record -q -o " + shell_quote(data) + " -e cpu-clock:u -F 2999 " +
+                       shell_quote(program) + " " + args + " > /dev/null");
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  auto script = run_shell("DEBUGINFOD_URLS= perf script -i " + shell_quote(data) +
+                          " --show-mmap-events -F ip,sym,dso 2>/dev/null");
+  ASSERT_EQ(script.status, 0) << script.err;
+
+  static const std::regex mmap_re(
+      R"(PERF_RECORD_MMAP2? \d+/\d+: \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|0) .*\]: r-xp (.*)$)");
+  static const std::regex sample_re(R"(^\s*([0-9a-f]+) (.*) \((.*)\)$)");
+  std::vector<Map> maps;
+  fg::SymbolOptions opts;
+  opts.buildid_dir = fg::test::temp_dir();
+  fg::SymbolCache cache(opts);
+  std::map<std::string, int> per_object;
+  size_t samples = 0, mismatches = 0;
+  std::istringstream in(script.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, mmap_re)) {
+      maps.push_back({std::stoull(m[1], nullptr, 16), std::stoull(m[2], nullptr, 16),
+                      std::stoull(m[3], nullptr, 16), m[4]});
+      continue;
+    }
+    if (!std::regex_match(line, m, sample_re)) continue;
+    uint64_t ip = std::stoull(m[1], nullptr, 16);
+    std::string perf_sym = m[2], dso = m[3];
+    const Map* map = nullptr;
+    for (const Map& mp : maps)
+      if (ip >= mp.start && ip < mp.start + mp.len && mp.path == dso) map = &mp;
+    if (!map || dso.front() == '[') continue;  // vdso etc. are other tests' business
+    auto h = cache.object({map->path, ""});
+    std::vector<fg::SymbolizedFrame> out;
+    cache.symbolize(h, ip - map->start + map->pgoff, false, out);
+    ASSERT_EQ(out.size(), 1u);
+    std::string ours = out[0].resolved ? std::string(out[0].name) : "[unknown]";
+    ++samples;
+    per_object[dso]++;
+    if (ours != perf_sym) {
+      ++mismatches;
+      ADD_FAILURE() << std::hex << "ip " << ip << " in " << dso << ": perf says '" << perf_sym << "', we say '"
+                    << ours << "'";
+      if (mismatches > 20) break;
+    }
+  }
+  EXPECT_GT(samples, 100u);
+  EXPECT_GE(per_object.size(), min_objects) << "expected samples in the program and in libc";
+}
+
+TEST(PerfOracle, CFixtureAndLibcNamesMatchPerfScript) { compare_with_perf(SYMFX_C_PIE, "40000000", 2); }
+TEST(PerfOracle, CxxFixtureNamesMatchPerfScript) { compare_with_perf(SYMFX_CXX, "60000000 cold", 1); }
+#ifdef SYMFX_C_LLD
+TEST(PerfOracle, LldFixtureNamesMatchPerfScript) { compare_with_perf(SYMFX_C_LLD, "40000000", 2); }
+#endif
+
+}  // namespace

@@ -1,0 +1,392 @@
+// SymbolCache on real ELF files built with the tests: every function of PIE,
+// non-PIE and lld-linked fixtures resolves by file offset (names from nm, offsets
+// from readelf), aliases as perf picks them, the -1 rule, inline chains against
+// binutils addr2line, debuglink and MiniDebugInfo, the build-id cache, symfs, and
+// bad inputs (missing, truncated, mismatched build-id).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <map>
+#include <sstream>
+
+#include "symbols/symbol_cache.h"
+#include "symbols/symbol_names.h"
+#include "test_support.h"
+
+namespace {
+
+using fg::test::run_shell;
+using fg::test::shell_quote;
+
+struct NmSym {
+  uint64_t addr, size;
+  char type;
+  std::string name;
+};
+
+std::vector<NmSym> nm_functions(const std::string& path) {
+  auto r = run_shell("nm -S --defined-only " + shell_quote(path));
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<NmSym> out;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string a, s, t, n;
+    if (!(ls >> a >> s >> t >> n)) continue;  // no size: skip
+    char type = t[0];
+    if (type != 'T' && type != 't' && type != 'W' && type != 'w') continue;
+    out.push_back({std::stoull(a, nullptr, 16), std::stoull(s, nullptr, 16), type, n});
+  }
+  return out;
+}
+
+struct Load {
+  uint64_t off, vaddr, filesz;
+};
+
+// PT_LOADs as readelf reports them: an oracle independent of our ELF code.
+std::vector<Load> readelf_loads(const std::string& path) {
+  auto r = run_shell("readelf -lW " + shell_quote(path) + " | awk '$1==\"LOAD\"{print $2, $3, $5}'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<Load> out;
+  std::istringstream in(r.out);
+  std::string o, v, f;
+  while (in >> o >> v >> f)
+    out.push_back({std::stoull(o, nullptr, 16), std::stoull(v, nullptr, 16), std::stoull(f, nullptr, 16)});
+  return out;
+}
+
+uint64_t vaddr_to_offset(const std::vector<Load>& loads, uint64_t vaddr) {
+  for (const Load& l : loads)
+    if (vaddr >= l.vaddr && vaddr < l.vaddr + l.filesz) return vaddr - l.vaddr + l.off;
+  ADD_FAILURE() << "vaddr " << std::hex << vaddr << " in no PT_LOAD";
+  return 0;
+}
+
+fg::SymbolOptions test_options() {
+  setenv("DEBUGINFOD_URLS", "", 1);
+  fg::SymbolOptions o;
+  o.buildid_dir = fg::test::temp_dir();  // empty cache: never the user's ~/.debug
+  return o;
+}
+
+std::string basename_of(const std::string& p) { return p.substr(p.rfind('/') + 1); }
+
+std::string raw_build_id(const std::string& path) {
+  auto r = run_shell("readelf -n " + shell_quote(path) + " | awk '/Build ID/{print $3}'");
+  std::string hex = r.out.substr(0, r.out.find('\n'));
+  return fg::build_id_from_hex(hex);
+}
+
+std::string name_at(fg::SymbolCache& c, fg::ObjectHandle h, uint64_t off, bool ret = false,
+                    bool* resolved = nullptr) {
+  std::vector<fg::SymbolizedFrame> out;
+  c.symbolize(h, off, ret, out);
+  EXPECT_EQ(out.size(), 1u);
+  if (resolved) *resolved = out.at(0).resolved;
+  return std::string(out.at(0).name);
+}
+
+// Every sized function: its start and middle resolve to it (perf's pick where
+// several share an address).
+void check_all_functions(const std::string& path) {
+  SCOPED_TRACE(path);
+  auto syms = nm_functions(path);
+  auto loads = readelf_loads(path);
+  ASSERT_GT(syms.size(), 8u);
+  std::map<uint64_t, int> per_addr;
+  for (auto& s : syms) per_addr[s.addr]++;
+  fg::SymbolCache cache(test_options());
+  auto h = cache.object({path, raw_build_id(path)});
+  auto st = cache.object_statuses().at(h);
+  ASSERT_TRUE(st.found) << st.problem;
+  EXPECT_EQ(st.symtab_source, ".symtab");
+  int checked = 0;
+  for (auto& s : syms) {
+    if (per_addr[s.addr] > 1 || s.size == 0) continue;
+    std::string want = fg::demangle_without_params(s.name);
+    for (uint64_t v : {s.addr, s.addr + s.size / 2, s.addr + s.size - 1}) {
+      uint64_t off = vaddr_to_offset(loads, v);
+      EXPECT_EQ(cache.file_offset_to_vaddr(h, off).value_or(0), v);
+      bool resolved = false;
+      EXPECT_EQ(name_at(cache, h, off, false, &resolved), want) << std::hex << v;
+      EXPECT_TRUE(resolved);
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 8);
+  // Aliases: global beats weak and fewer leading underscores win (perf's choose_best_symbol).
+  for (auto& s : syms) {
+    if (s.name != "fx_aliased_weak") continue;
+    EXPECT_EQ(per_addr[s.addr], 3);
+    EXPECT_EQ(name_at(cache, h, vaddr_to_offset(loads, s.addr + 1)), "fx_aliased_impl");
+  }
+  // The -1 rule: the return address after a final call to a noreturn function is
+  // the function's end; looked up as a return address it is still that function.
+  for (auto& s : syms) {
+    if (s.name != "fx_ends_in_noreturn") continue;
+    uint64_t end_off = vaddr_to_offset(loads, s.addr + s.size);
+    EXPECT_EQ(name_at(cache, h, end_off, true), "fx_ends_in_noreturn");
+    EXPECT_NE(name_at(cache, h, end_off, false), "fx_ends_in_noreturn");
+  }
+  // Past a sized symbol's end (alignment padding) perf prints [unknown].
+  for (size_t i = 0; i + 1 < syms.size(); ++i) {
+    const NmSym& s = syms[i];
+    bool gap = true;
+    for (auto& o : syms)
+      if (o.addr <= s.addr + s.size && s.addr + s.size < o.addr + std::max<uint64_t>(o.size, 1)) gap = false;
+    if (!gap || s.type != 'T') continue;
+    bool resolved = true;
+    EXPECT_EQ(name_at(cache, h, vaddr_to_offset(loads, s.addr + s.size), false, &resolved),
+              "[" + basename_of(path) + "]");
+    EXPECT_FALSE(resolved);
+    break;
+  }
+  auto after = cache.object_statuses().at(h);
+  EXPECT_GT(after.lookups, 0u);
+}
+
+TEST(SymbolCache, PieFixtureAllFunctions) { check_all_functions(SYMFX_C_PIE); }
+TEST(SymbolCache, NonPieFixtureAllFunctions) { check_all_functions(SYMFX_C_NOPIE); }
+TEST(SymbolCache, CxxFixtureAllFunctions) { check_all_functions(SYMFX_CXX); }
+
+#ifdef SYMFX_C_LLD
+TEST(SymbolCache, LldFixtureAllFunctions) {
+  // The point of this fixture: a text PT_LOAD with p_vaddr != p_offset.
+  bool differs = false;
+  for (const Load& l : readelf_loads(SYMFX_C_LLD)) differs |= l.vaddr != l.off;
+  EXPECT_TRUE(differs) << "lld no longer separates vaddr and offset; the test lost its point";
+  check_all_functions(SYMFX_C_LLD);
+}
+#endif
+
+TEST(SymbolCache, CxxNamesAsPerfPrintsThem) {
+  fg::SymbolCache cache(test_options());
+  auto h = cache.object({SYMFX_CXX, ""});
+  auto loads = readelf_loads(SYMFX_CXX);
+  std::set<std::string> names;
+  for (auto& s : nm_functions(SYMFX_CXX)) names.insert(name_at(cache, h, vaddr_to_offset(loads, s.addr)));
+  for (const char* want : {"ns::Worker<long>::leaf", "ns::Worker<int>::leaf", "ns::Worker<long>::operator()",
+                           "ns::Worker<long>::operator<", "ns::(anonymous namespace)::anon_fn",
+                           "ns::Local::run(long)::Inner::go", "ns::Local::run", "main", "cold_path"})
+    EXPECT_EQ(names.count(want), 1u) << want;
+  for (const std::string& n : names) EXPECT_EQ(n.find(" [clone"), std::string::npos) << n;
+}
+
+// eu-addr2line -a -f -i -C blocks: "0x...", then (function, location) pairs,
+// innermost first; inlined ones read "NAME inlined at FILE:LINE in OUTER".
+// (binutils addr2line names inlined libc functions like atol after their caller.)
+std::map<uint64_t, std::vector<std::string>> addr2line_chains(const std::string& path,
+                                                              const std::vector<uint64_t>& addrs) {
+  std::string cmd = "eu-addr2line -a -f -i -C -e " + shell_quote(path);
+  for (uint64_t a : addrs) {
+    std::ostringstream h;
+    h << " 0x" << std::hex << a;
+    cmd += h.str();
+  }
+  auto r = run_shell(cmd);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::map<uint64_t, std::vector<std::string>> out;
+  std::istringstream in(r.out);
+  std::string line;
+  uint64_t cur = 0;
+  bool expect_func = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("0x", 0) == 0) {
+      cur = std::stoull(line, nullptr, 16);
+      expect_func = true;
+      continue;
+    }
+    if (expect_func) {
+      size_t at = line.find(" inlined at ");
+      // outermost first
+      out[cur].insert(out[cur].begin(), fg::strip_params(line.substr(0, at)));
+    }
+    expect_func = !expect_func;
+  }
+  return out;
+}
+
+TEST(SymbolCache, InlineChainsMatchEuAddr2line) {
+  for (const char* path : {SYMFX_C_PIE, SYMFX_CXX}) {
+    SCOPED_TRACE(path);
+    auto opts = test_options();
+    opts.inline_frames = true;
+    fg::SymbolCache cache(opts);
+    auto h = cache.object({path, ""});
+    std::vector<uint64_t> addrs;
+    for (auto& s : nm_functions(path))
+      for (uint64_t a = s.addr; a < s.addr + s.size; a += 3) addrs.push_back(a);
+    std::sort(addrs.begin(), addrs.end());
+    addrs.erase(std::unique(addrs.begin(), addrs.end()), addrs.end());
+    auto chains = addr2line_chains(path, addrs);
+    int inlined_seen = 0;
+    for (uint64_t a : addrs) {
+      std::vector<fg::SymbolizedFrame> out;
+      cache.symbolize_vaddr(h, a, false, out);
+      const auto& want = chains[a];
+      if (want.size() < 2) continue;  // compare inline chains only; names are checked elsewhere
+      ASSERT_EQ(out.size(), want.size()) << std::hex << a;
+      for (size_t i = 1; i < want.size(); ++i) {
+        EXPECT_EQ(out[i].name, want[i]) << std::hex << a;
+        EXPECT_TRUE(out[i].inlined);
+      }
+      EXPECT_FALSE(out[0].inlined);
+      ++inlined_seen;
+    }
+    EXPECT_GT(inlined_seen, 3) << "fixture has no inlined code at the sampled addresses";
+  }
+}
+
+struct Made {
+  std::string dir, full, stripped_debuglink, minidebug, stripped;
+};
+
+// objcopy/strip variants of the PIE fixture, as distributions ship them.
+Made make_variants() {
+  Made m;
+  m.dir = fg::test::temp_dir();
+  m.full = m.dir + "/prog";
+  std::string q = shell_quote(m.dir);
+  auto r = run_shell("cd " + q + " && cp " + shell_quote(SYMFX_C_PIE) + " prog && "
+      "objcopy --only-keep-debug prog prog.debug && "
+      "strip --strip-all -o prog.dl prog && objcopy --add-gnu-debuglink=prog.debug prog.dl && "
+      "strip --strip-all -o prog.stripped prog && "
+      // Fedora's MiniDebugInfo recipe (find-debuginfo): function symbols not in .dynsym.
+      "nm -D prog --format=posix --defined-only | awk '{print $1}' | sort > dynsyms && "
+      "nm prog --format=posix --defined-only | awk '$2==\"T\"||$2==\"t\"{print $1}' | sort > funcsyms && "
+      "comm -13 dynsyms funcsyms > keep && "
+      "objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=keep prog.debug mini && "
+      "xz -f mini && strip --strip-all -o prog.mdi prog && "
+      "objcopy --add-section .gnu_debugdata=mini.xz prog.mdi");
+  EXPECT_EQ(r.status, 0) << r.err;
+  m.stripped_debuglink = m.dir + "/prog.dl";
+  m.minidebug = m.dir + "/prog.mdi";
+  m.stripped = m.dir + "/prog.stripped";
+  return m;
+}
+
+uint64_t offset_of(const std::string& path, const std::string& fn) {
+  auto loads = readelf_loads(path);
+  for (auto& s : nm_functions(path))
+    if (s.name == fn) return vaddr_to_offset(loads, s.addr + 2);
+  ADD_FAILURE() << fn << " not in " << path;
+  return 0;
+}
+
+TEST(SymbolCache, DebuglinkAndMiniDebugInfo) {
+  Made m = make_variants();
+  uint64_t off = offset_of(m.full, "compare_ul");  // a static function: only in .symtab
+  fg::SymbolCache cache(test_options());
+  auto dl = cache.object({m.stripped_debuglink, ""});
+  auto mdi = cache.object({m.minidebug, ""});
+  auto bare = cache.object({m.stripped, ""});
+  EXPECT_EQ(name_at(cache, dl, off), "compare_ul");
+  EXPECT_EQ(name_at(cache, mdi, off), "compare_ul");
+  bool resolved = true;
+  EXPECT_EQ(name_at(cache, bare, off, false, &resolved), "[prog.stripped]");
+  EXPECT_FALSE(resolved);
+  auto st = cache.object_statuses();
+  EXPECT_EQ(st[dl].debug_file, m.dir + "/prog.debug");
+  EXPECT_TRUE(st[dl].has_debuginfo);
+  EXPECT_EQ(st[mdi].symtab_source, ".dynsym+.gnu_debugdata");
+  EXPECT_FALSE(st[mdi].has_debuginfo);
+  EXPECT_TRUE(st[bare].found);
+  EXPECT_FALSE(st[bare].has_symbols);
+  EXPECT_NE(st[bare].problem.find("stripped"), std::string::npos) << st[bare].problem;
+  EXPECT_EQ(st[bare].unresolved, 1u);
+}
+
+TEST(SymbolCache, BuildIdCacheSymfsAndMismatch) {
+  Made m = make_variants();
+  std::string bid = raw_build_id(m.full);
+  ASSERT_EQ(bid.size(), 20u);
+  std::string hex = fg::build_id_hex(bid);
+  // perf's layout: .build-id/xx/rest -> ../../<path>/<bid>/ holding elf (+ debug).
+  std::string cache_dir = fg::test::temp_dir();
+  std::string recorded = "/opt/gone/prog";
+  auto r = run_shell("cd " + shell_quote(cache_dir) + " && mkdir -p .build-id/" + hex.substr(0, 2) +
+                     " opt/gone/prog/" + hex + " && cp " + shell_quote(m.stripped) + " opt/gone/prog/" + hex +
+                     "/elf && cp " + shell_quote(m.dir + "/prog.debug") + " opt/gone/prog/" + hex +
+                     "/debug && ln -s ../../opt/gone/prog/" + hex + " .build-id/" + hex.substr(0, 2) + "/" +
+                     hex.substr(2));
+  ASSERT_EQ(r.status, 0) << r.err;
+  uint64_t off = offset_of(m.full, "fx_leaf");
+  {
+    auto o = test_options();
+    o.buildid_dir = cache_dir;
+    fg::SymbolCache cache(o);
+    auto h = cache.object({recorded, bid});
+    EXPECT_EQ(name_at(cache, h, off), "fx_leaf");
+    EXPECT_EQ(cache.resolved_elf_path(h), cache_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + "/elf");
+    auto st = cache.object_statuses().at(h);
+    EXPECT_EQ(st.debug_file, cache_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + "/debug");
+    EXPECT_EQ(st.build_id_hex, hex);
+    EXPECT_EQ(cache.object({recorded, bid}), h);  // opened once
+  }
+  {
+    // A rebuilt binary at the recorded path (different build-id) is skipped for the
+    // cache copy, and the reason is kept.
+    auto o = test_options();
+    o.buildid_dir = cache_dir;
+    fg::SymbolCache cache(o);
+    auto h = cache.object({SYMFX_C_NOPIE, bid});
+    EXPECT_EQ(name_at(cache, h, off), "fx_leaf");
+    // Without the cache: mismatch, unresolved, clear reason.
+    fg::SymbolCache bare(test_options());
+    auto h2 = bare.object({SYMFX_C_NOPIE, bid});
+    bool resolved = true;
+    EXPECT_EQ(name_at(bare, h2, off, false, &resolved), "[symfx_c_nopie]");
+    EXPECT_FALSE(resolved);
+    auto st = bare.object_statuses().at(h2);
+    EXPECT_FALSE(st.found);
+    EXPECT_NE(st.problem.find("build-id mismatch"), std::string::npos) << st.problem;
+  }
+  {
+    auto o = test_options();
+    o.symfs = m.dir + "/symfs";
+    ASSERT_EQ(run_shell("mkdir -p " + shell_quote(o.symfs + "/usr/bin") + " && cp " + shell_quote(m.full) + " " +
+                        shell_quote(o.symfs + "/usr/bin/remote-prog")).status, 0);
+    fg::SymbolCache cache(o);
+    auto h = cache.object({"/usr/bin/remote-prog", bid});
+    EXPECT_EQ(name_at(cache, h, off), "fx_leaf");
+    EXPECT_EQ(cache.resolved_elf_path(h), o.symfs + "/usr/bin/remote-prog");
+    EXPECT_EQ(cache.object_display_name(h), "[remote-prog]");
+  }
+}
+
+TEST(SymbolCache, BadFilesGiveStatusNotCrashes) {
+  std::string dir = fg::test::temp_dir();
+  auto r = run_shell("cd " + shell_quote(dir) + " && head -c 1500 " + shell_quote(SYMFX_C_PIE) +
+                     " > truncated && head -c 100 /dev/urandom > garbage && printf '\\177ELF\\2\\1\\1' > tiny && "
+                     "cp " + shell_quote(SYMFX_C_PIE) + " corrupt && "
+                     "printf '\\377\\377\\377\\377\\377\\377\\377\\377' | dd of=corrupt bs=1 seek=32 conv=notrunc 2>/dev/null && "
+                     "mkdir adir");
+  ASSERT_EQ(r.status, 0) << r.err;
+  fg::SymbolCache cache(test_options());
+  for (const char* name : {"truncated", "garbage", "tiny", "corrupt", "adir", "missing"}) {
+    SCOPED_TRACE(name);
+    auto h = cache.object({dir + "/" + name, ""});
+    for (uint64_t off : {uint64_t(0), uint64_t(0x1000), uint64_t(0x1234), ~uint64_t(0)}) {
+      std::vector<fg::SymbolizedFrame> out;
+      cache.symbolize(h, off, true, out);
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_FALSE(out[0].resolved);
+      EXPECT_EQ(out[0].name, "[" + std::string(name) + "]");
+    }
+    auto st = cache.object_statuses().at(h);
+    EXPECT_FALSE(st.problem.empty());
+  }
+  auto statuses = cache.object_statuses();
+  EXPECT_NE(statuses.back().problem.find("No such file"), std::string::npos) << statuses.back().problem;
+  // Pseudo mappings have no file.
+  auto heap = cache.object({"[heap]", ""});
+  EXPECT_EQ(cache.object_display_name(heap), "[heap]");
+  auto vdso = cache.object({"[vdso]", ""});
+  EXPECT_FALSE(cache.object_statuses().at(vdso).found);
+}
+
+}  // namespace
