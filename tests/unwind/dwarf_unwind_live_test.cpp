@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 #include "test_support.h"
 #include "unwind_harness.h"
@@ -48,10 +49,28 @@ struct Unwound {
   std::unique_ptr<UnwindingCollector> collector;
 };
 
+// Recorded paths as they are, and "[vdso]" as the copy perf record saved in
+// its build-id cache (~/.debug/[vdso]/<build-id>/vdso), as perf script does:
+// the workload calls clock_gettime, whose frames are in the vdso.
+fg::DwarfUnwinder::ElfPathResolver resolver_for(const fg::PerfDataReader& reader) {
+  std::string vdso;
+  const char* home = std::getenv("HOME");
+  for (const auto& b : reader.info().build_ids)
+    if (b.filename == "[vdso]" && home != nullptr)
+      vdso = std::string(home) + "/.debug/[vdso]/" +
+             fg::build_id_hex(reinterpret_cast<const uint8_t*>(b.build_id.data()), b.build_id.size()) +
+             "/vdso";
+  return [vdso](const fg::MapEntry& m) -> std::string {
+    if (m.path == "[vdso]") return access(vdso.c_str(), R_OK) == 0 ? vdso : std::string();
+    std::string p(m.path);
+    return m.is_file_backed() && access(p.c_str(), R_OK) == 0 ? p : std::string();
+  };
+}
+
 UnwindingCollector& unwound() {
   static std::unique_ptr<UnwindingCollector> c = [] {
-    auto col = std::make_unique<UnwindingCollector>();
     fg::PerfDataReader reader(recording().data);
+    auto col = std::make_unique<UnwindingCollector>(fg::DwarfUnwinderOptions{}, resolver_for(reader));
     reader.read(*col);
     return col;
   }();
@@ -141,6 +160,31 @@ TEST(DwarfUnwindLive, OneDwflPerProcessAndCountedOutcomes) {
   EXPECT_GE(st.complete(), st.samples * 8 / 10);
   EXPECT_GE(st.modules_reported, 3u);  // the program, libc, libstdc++ (+ ld.so)
   EXPECT_GT(st.stack_reads, 0u);
+}
+
+TEST(DwarfUnwindLive, DebugFrameOnlyCodeUnwindsWithDebugFrame) {
+  SKIP_WITHOUT_PERF();
+  // The program's own functions have no .eh_frame entries (libc's do), so
+  // compare_ints -> msort and qsort -> main need .debug_frame.
+  auto sections = run_shell("readelf -S " + shell_quote(SORT_CALLBACKS_DEBUG_FRAME_BIN));
+  if (sections.status == 0) EXPECT_NE(sections.out.find(".debug_frame"), std::string::npos);
+  std::string data = recording().dir + "/debug_frame.data";
+  auto res = run_shell("perf record -q -o " + shell_quote(data) +
+                       " -e cpu-clock -F 999 --call-graph dwarf,16384 " +
+                       shell_quote(SORT_CALLBACKS_DEBUG_FRAME_BIN) + " 0.15");
+  ASSERT_EQ(res.status, 0) << res.err;
+  UnwindingCollector c;
+  fg::PerfDataReader reader(data);
+  reader.read(c);
+  size_t callback = 0, full = 0;
+  for (const auto& s : c.samples) {
+    if (s.frames.empty() || s.frames[0].symbol != "compare_ints") continue;
+    ++callback;
+    int q = s.index_of("qsort"), m = s.index_of("main");
+    if (q > 1 && m > q && s.outcome == UnwindOutcome::complete) ++full;
+  }
+  ASSERT_GT(callback, 10u);
+  EXPECT_GE(full, callback * 95 / 100) << full << " of " << callback;
 }
 
 }  // namespace
