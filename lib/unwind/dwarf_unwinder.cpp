@@ -579,8 +579,9 @@ UnwindOutcome DwarfUnwinder::unwind(const UserStackSample& s, std::vector<Unwind
     outcome = ps->read_above_copy ? UnwindOutcome::memory_outside_copy : UnwindOutcome::complete;
   } else {
     if (frames.empty()) frames.push_back({ip, false});
+    std::string message = dwfl_errmsg(-1);  // before classify_failure's own libdw calls
     outcome = classify_failure(*ps);
-    if (outcome == UnwindOutcome::libdwfl_error) last_error_ = dwfl_errmsg(-1);
+    if (outcome == UnwindOutcome::libdwfl_error) last_error_ = std::move(message);
   }
   return finish(outcome);
 }
