@@ -1,0 +1,79 @@
+// `fgtool report`: where the time went by category - resource (gemm, omp,
+// eltwise, alloc, page-fault, ...) and training phase (data, forward,
+// backward, optimizer, ...) - as a terminal table, JSON or CSV. Reads any
+// input fg::load_profile knows (folded text; perf.data once registered).
+#include <iostream>
+
+#include "categories/category_report.h"
+#include "categories/category_rules.h"
+#include "categories/profile_categories.h"
+#include "command.h"
+#include "diagnostics/atomic_output.h"
+#include "diagnostics/input_error.h"
+#include "folded/profile_loader.h"
+
+namespace {
+
+namespace po = boost::program_options;
+
+int run_report(const std::vector<std::string>& args) {
+  std::vector<std::string> inputs;
+  std::string format = "table", output = "-", rules_file;
+  size_t top = 5;
+  po::options_description options("Options");
+  options.add_options()
+    ("input", po::value(&inputs), "perf.data or folded file(s) ('-' = stdin); several are merged")
+    ("format,f", po::value(&format)->default_value(format), "table, json or csv")
+    ("top,n", po::value(&top)->default_value(top), "functions listed per category")
+    ("rules", po::value(&rules_file), "a rules JSON file added to the built-in rules (see 'fgtool help rules')")
+    ("output,o", po::value(&output), "output file ('-' = stdout, the default)")
+    ("lenient", po::bool_switch(), "skip malformed input lines instead of failing");
+  po::positional_options_description positional;
+  positional.add("input", -1);
+  po::variables_map vm;
+  if (!fg::cli::parse_args("report", args, options, positional, vm)) return 0;
+  if (format != "table" && format != "json" && format != "csv")
+    throw fg::UsageError("--format '" + format + "': expected table, json or csv");
+  if (inputs.empty()) inputs.push_back("-");
+
+  fg::CategoryRules rules = fg::CategoryRules::defaults();
+  if (!rules_file.empty()) rules.apply_overrides(fg::CategoryRules::load_file(rules_file));
+  fg::CategoryMatcher matcher(rules);
+
+  fg::ProfileLoadOptions lo;
+  lo.lenient = vm["lenient"].as<bool>();
+  fg::FoldedProfile profile;
+  std::string source;
+  for (const auto& in : inputs) {
+    if (inputs.size() == 1) {
+      profile = fg::load_profile(in, lo);
+    } else {
+      fg::FoldedProfile p = fg::load_profile(in, lo);
+      profile.merge(p);
+      profile.units = p.units;
+    }
+    source += (source.empty() ? "" : " + ") + in;
+  }
+  fg::ProfileCategories classified(profile, matcher);
+  fg::CategoryReport report = fg::build_category_report(classified, top, source);
+  fg::AtomicOutput out(output);
+  if (format == "json") out.write(fg::format_report_json(report));
+  else if (format == "csv") out.write(fg::format_report_csv(report));
+  else out.write(fg::format_report_text(report));
+  out.commit();
+  return 0;
+}
+
+fg::cli::Registration reg{fg::cli::CommandInfo{
+    "report", "time by category: resource (gemm, omp, page-fault, ...) x phase (data, forward, backward, ...)",
+    "fgtool report [options] perf.data|FILE.folded... [-o OUT]",
+    "  fgtool report train.folded                      # terminal tables\n"
+    "  fgtool report perf.data --top 10\n"
+    "  fgtool report train.folded --format json -o report.json   # schema: lib/categories/REPORT_SCHEMA.md\n"
+    "  fgtool report train.folded --format csv --rules my_rules.json\n"
+    "Resource = the category of the leaf-most frame a rule matches (what the CPU was doing);\n"
+    "phase = the category of the outer-most matching frame (which part of the step). 'other' is what\n"
+    "no rule matched: see its top functions to write rules (fgtool help rules).\n",
+    run_report, 45}};
+
+}  // namespace

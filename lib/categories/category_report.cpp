@@ -1,0 +1,373 @@
+#include "categories/category_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+namespace fg {
+
+namespace {
+
+double share_of(double w, double total) { return total > 0 ? w / total : 0; }
+// Shares are rounded in JSON/CSV so that goldens do not depend on the last
+// bits of floating-point summation order.
+double round6(double x) { return std::round(x * 1e6) / 1e6; }
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string pct(double w, double total) { return fmt("%.1f%%", 100 * share_of(w, total)); }
+std::string weight_text(double w) {
+  if (std::fabs(w - std::round(w)) < 1e-9 && std::fabs(w) < 1e15) return fmt("%.0f", w);
+  return fmt("%.3f", w);
+}
+std::string pad(std::string s, size_t width, bool right = false) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::vector<CategoryShare> make_shares(const std::vector<Category>& cats) {
+  std::vector<CategoryShare> out;
+  for (const auto& c : cats) out.push_back(CategoryShare{c.name, c.color, c.description, 0, 0, {}});
+  return out;
+}
+
+}  // namespace
+
+CategoryReport build_category_report(const ProfileCategories& pc, size_t top_n, std::string source) {
+  const FoldedProfile& p = pc.profile();
+  const CategoryMatcher& m = pc.matcher();
+  const int R = int(CategoryKind::resource), P = int(CategoryKind::phase);
+  CategoryReport r;
+  r.source = std::move(source);
+  r.units = p.units;
+  r.resource = make_shares(m.categories(CategoryKind::resource));
+  r.phase = make_shares(m.categories(CategoryKind::phase));
+  r.matrix.assign(r.phase.size(), std::vector<double>(r.resource.size(), 0.0));
+  const CategoryId other_p = m.other(CategoryKind::phase);
+
+  // The first frame below the process name, per node: where phase rules are
+  // missing shows at the outer end of the stack, not at the leaf.
+  size_t nn = p.node_count();
+  std::vector<NodeId> entry(nn, 0);
+  std::vector<uint8_t> depth(nn, 0);
+  // Node ids need not be parent-first; resolve lazily with memo.
+  auto entry_of = [&](NodeId id) {
+    std::vector<NodeId> chain;
+    NodeId cur = id;
+    while (cur && !entry[cur]) {
+      chain.push_back(cur);
+      cur = p.node(cur).parent;
+    }
+    for (size_t i = chain.size(); i-- > 0;) {
+      NodeId n = chain[i];
+      NodeId parent = p.node(n).parent;
+      uint8_t d = parent ? uint8_t(std::min(depth[parent] + 1, 3)) : 1;
+      depth[n] = d;
+      entry[n] = d <= 2 ? n : entry[parent];
+    }
+    return entry[id];
+  };
+
+  std::unordered_map<uint64_t, double> top[kCategoryKinds];
+  for (NodeId id = 1; id < nn; ++id) {
+    double w = p.node(id).self;
+    if (w == 0) continue;
+    r.total += w;
+    CategoryId rc = pc.sample_category(CategoryKind::resource, id);
+    CategoryId phc = pc.sample_category(CategoryKind::phase, id);
+    r.resource[rc].self += w;
+    r.phase[phc].self += w;
+    r.matrix[phc][rc] += w;
+    for (int k = 0; k < kCategoryKinds; ++k) {
+      auto& shares = k == R ? r.resource : r.phase;
+      uint64_t mask = pc.path_mask(CategoryKind(k), id);
+      while (mask) {
+        int bit = __builtin_ctzll(mask);
+        mask &= mask - 1;
+        if (size_t(bit) < shares.size()) shares[bit].inclusive += w;
+      }
+    }
+    if (top_n) {
+      NodeId rd = pc.decider(CategoryKind::resource, id);
+      FrameId rf = p.node(rd ? rd : id).frame;
+      top[R][(uint64_t(rc) << 32) | rf] += w;
+      NodeId pd = pc.decider(CategoryKind::phase, id);
+      FrameId pf = p.node(pd ? pd : (phc == other_p ? entry_of(id) : id)).frame;
+      top[P][(uint64_t(phc) << 32) | pf] += w;
+    }
+  }
+  for (int k = 0; k < kCategoryKinds; ++k) {
+    auto& shares = k == R ? r.resource : r.phase;
+    std::vector<std::vector<CategoryFunction>> lists(shares.size());
+    for (const auto& [key, w] : top[k])
+      lists[key >> 32].push_back(CategoryFunction{std::string(p.frame_name(FrameId(key & 0xffffffffu))), w});
+    for (size_t c = 0; c < shares.size(); ++c) {
+      auto& l = lists[c];
+      std::sort(l.begin(), l.end(), [](const CategoryFunction& a, const CategoryFunction& b) {
+        return a.weight != b.weight ? a.weight > b.weight : a.name < b.name;
+      });
+      if (l.size() > top_n) l.resize(top_n);
+      shares[c].top = std::move(l);
+    }
+  }
+  return r;
+}
+
+// ---- text ----
+
+static std::string share_table(const char* title, const std::vector<CategoryShare>& shares, double total) {
+  size_t w = 10;
+  for (const auto& s : shares) w = std::max(w, s.name.size() + 2);
+  std::string out = pad(title, w) + pad("SELF", 8, true) + pad("INCL", 8, true) + pad("SELF WEIGHT", 16, true) + "\n";
+  for (const auto& s : shares) {
+    if (s.self == 0 && s.inclusive == 0 && s.name != "other") continue;
+    out += pad(s.name, w) + pad(pct(s.self, total), 8, true) + pad(pct(s.inclusive, total), 8, true) +
+           pad(weight_text(s.self), 16, true) + "\n";
+  }
+  return out;
+}
+
+std::string format_report_text(const CategoryReport& r) {
+  std::string out;
+  out += "Category report" + (r.source.empty() ? std::string() : " for " + r.source) + ": total " +
+         weight_text(r.total) + " " + r.units + "\n";
+  out += "SELF: samples whose own category it is (resource: leaf-most matching frame; phase: outer-most).\n";
+  out += "INCL: samples with the category anywhere on the stack.\n\n";
+  out += share_table("RESOURCE", r.resource, r.total) + "\n";
+  out += share_table("PHASE", r.phase, r.total) + "\n";
+
+  // Matrix: rows are resources, columns phases (fewer of them), percent of total.
+  std::vector<size_t> cols, rows;
+  for (size_t p = 0; p < r.phase.size(); ++p)
+    if (r.phase[p].self > 0) cols.push_back(p);
+  for (size_t c = 0; c < r.resource.size(); ++c)
+    if (r.resource[c].self > 0) rows.push_back(c);
+  size_t w = 12;
+  for (size_t c : rows) w = std::max(w, r.resource[c].name.size() + 2);
+  out += "RESOURCE x PHASE (% of total)\n" + pad("", w);
+  std::vector<size_t> cw;
+  for (size_t p : cols) {
+    cw.push_back(std::max<size_t>(7, r.phase[p].name.size() + 2));
+    out += pad(r.phase[p].name, cw.back(), true);
+  }
+  out += "\n";
+  for (size_t c : rows) {
+    out += pad(r.resource[c].name, w);
+    for (size_t i = 0; i < cols.size(); ++i) {
+      double v = r.matrix[cols[i]][c];
+      out += pad(v > 0 ? fmt("%.1f", 100 * share_of(v, r.total)) : std::string("."), cw[i], true);
+    }
+    out += "\n";
+  }
+  out += "\n";
+
+  auto tops = [&](const char* title, const std::vector<CategoryShare>& shares) {
+    out += std::string("TOP FUNCTIONS BY ") + title + " (% of total)\n";
+    for (const auto& s : shares) {
+      if (s.self == 0) continue;
+      out += "  " + s.name + " " + pct(s.self, r.total) + "\n";
+      for (const auto& f : s.top) out += "    " + pad(pct(f.weight, r.total), 7, true) + "  " + f.name + "\n";
+    }
+  };
+  tops("RESOURCE", r.resource);
+  out += "\n";
+  tops("PHASE", r.phase);
+  out += "\n";
+  double ro = r.resource.empty() ? 0 : r.resource.back().self, po = r.phase.empty() ? 0 : r.phase.back().self;
+  out += "Left in other: resource " + pct(ro, r.total) + ", phase " + pct(po, r.total) + "\n";
+  return out;
+}
+
+// ---- JSON ----
+
+static nlohmann::ordered_json shares_json(const std::vector<CategoryShare>& shares, double total) {
+  auto arr = nlohmann::ordered_json::array();
+  for (const auto& s : shares) {
+    nlohmann::ordered_json j;
+    j["name"] = s.name;
+    j["color"] = s.color;
+    j["self"] = s.self;
+    j["self_share"] = round6(share_of(s.self, total));
+    j["inclusive"] = s.inclusive;
+    j["inclusive_share"] = round6(share_of(s.inclusive, total));
+    auto top = nlohmann::ordered_json::array();
+    for (const auto& f : s.top)
+      top.push_back(nlohmann::ordered_json{{"function", f.name}, {"weight", f.weight}, {"share", round6(share_of(f.weight, total))}});
+    j["top"] = std::move(top);
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+std::string format_report_json(const CategoryReport& r) {
+  nlohmann::ordered_json j;
+  j["schema"] = "fgtool-category-report/1";
+  j["source"] = r.source;
+  j["units"] = r.units;
+  j["total"] = r.total;
+  j["resource"] = shares_json(r.resource, r.total);
+  j["phase"] = shares_json(r.phase, r.total);
+  nlohmann::ordered_json mx;
+  auto names = [](const std::vector<CategoryShare>& s) {
+    auto a = nlohmann::ordered_json::array();
+    for (const auto& x : s) a.push_back(x.name);
+    return a;
+  };
+  mx["phases"] = names(r.phase);
+  mx["resources"] = names(r.resource);
+  auto rows = nlohmann::ordered_json::array();
+  for (const auto& row : r.matrix) rows.push_back(row);
+  mx["weight"] = std::move(rows);
+  j["matrix"] = std::move(mx);
+  j["other_share"] = {{"resource", round6(share_of(r.resource.empty() ? 0 : r.resource.back().self, r.total))},
+                      {"phase", round6(share_of(r.phase.empty() ? 0 : r.phase.back().self, r.total))}};
+  return j.dump(2) + "\n";
+}
+
+// ---- CSV ----
+
+static std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string format_report_csv(const CategoryReport& r) {
+  // One flat table: section,kind,category,key,weight,share
+  //   share rows:  share,resource,gemm,self|inclusive,W,S
+  //   matrix rows: matrix,phase-x-resource,PHASE,RESOURCE,W,S
+  //   top rows:    top,resource,gemm,FUNCTION,W,S
+  std::string out = "section,kind,category,key,weight,share\n";
+  auto num = [](double v) { return fmt("%.17g", v); };
+  auto sh = [&](double w) { return fmt("%.6f", round6(share_of(w, r.total))); };
+  for (int k = 0; k < kCategoryKinds; ++k) {
+    const auto& shares = k == 0 ? r.resource : r.phase;
+    const char* kind = category_kind_name(CategoryKind(k));
+    for (const auto& s : shares) {
+      out += std::string("share,") + kind + "," + csv_field(s.name) + ",self," + num(s.self) + "," + sh(s.self) + "\n";
+      out += std::string("share,") + kind + "," + csv_field(s.name) + ",inclusive," + num(s.inclusive) + "," +
+             sh(s.inclusive) + "\n";
+    }
+  }
+  for (size_t p = 0; p < r.phase.size(); ++p)
+    for (size_t c = 0; c < r.resource.size(); ++c)
+      if (r.matrix[p][c] > 0)
+        out += "matrix,phase-x-resource," + csv_field(r.phase[p].name) + "," + csv_field(r.resource[c].name) + "," +
+               num(r.matrix[p][c]) + "," + sh(r.matrix[p][c]) + "\n";
+  for (int k = 0; k < kCategoryKinds; ++k) {
+    const auto& shares = k == 0 ? r.resource : r.phase;
+    const char* kind = category_kind_name(CategoryKind(k));
+    for (const auto& s : shares)
+      for (const auto& f : s.top)
+        out += std::string("top,") + kind + "," + csv_field(s.name) + "," + csv_field(f.name) + "," + num(f.weight) +
+               "," + sh(f.weight) + "\n";
+  }
+  return out;
+}
+
+// ---- diff ----
+
+namespace {
+
+struct DiffRow {
+  std::string name;
+  double wa = 0, wb = 0, sa = 0, sb = 0;
+};
+
+std::vector<DiffRow> diff_rows(const std::vector<CategoryShare>& a, double ta, const std::vector<CategoryShare>& b,
+                               double tb) {
+  // Union of category names, in A's order then B's new ones (rules may differ).
+  std::vector<DiffRow> rows;
+  auto find = [&](const std::string& n) -> DiffRow& {
+    for (auto& r : rows)
+      if (r.name == n) return r;
+    rows.push_back(DiffRow{n});
+    return rows.back();
+  };
+  for (const auto& s : a) find(s.name).wa = s.self;
+  for (const auto& s : b) find(s.name).wb = s.self;
+  // Keep "other" last.
+  std::stable_partition(rows.begin(), rows.end(), [](const DiffRow& r) { return r.name != "other"; });
+  for (auto& r : rows) {
+    r.sa = share_of(r.wa, ta);
+    r.sb = share_of(r.wb, tb);
+  }
+  return rows;
+}
+
+std::string relative_change(double wa, double wb) {
+  if (wa == 0) return wb == 0 ? "0%" : "new";
+  return fmt("%+.1f%%", 100 * (wb - wa) / wa);
+}
+
+}  // namespace
+
+std::string format_category_diff_text(const CategoryReport& a, const CategoryReport& b) {
+  std::string out = "Category diff: A = " + (a.source.empty() ? std::string("A") : a.source) + " (" +
+                    weight_text(a.total) + " " + a.units + "), B = " + (b.source.empty() ? std::string("B") : b.source) +
+                    " (" + weight_text(b.total) + " " + b.units + ")\n";
+  out += "Shares are self shares of each profile's total; CHANGE is B - A in percentage points; WEIGHT is the "
+         "relative change in weight.\n\n";
+  for (int k = 0; k < kCategoryKinds; ++k) {
+    auto rows = k == 0 ? diff_rows(a.resource, a.total, b.resource, b.total) : diff_rows(a.phase, a.total, b.phase, b.total);
+    size_t w = 12;
+    for (const auto& r : rows) w = std::max(w, r.name.size() + 2);
+    std::string title = k == 0 ? "RESOURCE" : "PHASE";
+    out += pad(title, w) + pad("A", 8, true) + pad("B", 8, true) + pad("CHANGE", 11, true) + pad("WEIGHT", 9, true) + "\n";
+    for (const auto& r : rows) {
+      if (r.wa == 0 && r.wb == 0 && r.name != "other") continue;
+      out += pad(r.name, w) + pad(fmt("%.1f%%", 100 * r.sa), 8, true) + pad(fmt("%.1f%%", 100 * r.sb), 8, true) +
+             pad(fmt("%+.1f pts", 100 * (r.sb - r.sa)), 11, true) + pad(relative_change(r.wa, r.wb), 9, true) + "\n";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string format_category_diff_json(const CategoryReport& a, const CategoryReport& b) {
+  nlohmann::ordered_json j;
+  j["schema"] = "fgtool-category-diff/1";
+  j["a"] = {{"source", a.source}, {"units", a.units}, {"total", a.total}};
+  j["b"] = {{"source", b.source}, {"units", b.units}, {"total", b.total}};
+  for (int k = 0; k < kCategoryKinds; ++k) {
+    auto rows = k == 0 ? diff_rows(a.resource, a.total, b.resource, b.total) : diff_rows(a.phase, a.total, b.phase, b.total);
+    auto arr = nlohmann::ordered_json::array();
+    for (const auto& r : rows) {
+      nlohmann::ordered_json e;
+      e["name"] = r.name;
+      e["a_weight"] = r.wa;
+      e["b_weight"] = r.wb;
+      e["a_share"] = round6(r.sa);
+      e["b_share"] = round6(r.sb);
+      e["change_points"] = round6(100 * (r.sb - r.sa));
+      if (r.wa > 0) e["change_percent"] = round6(100 * (r.wb - r.wa) / r.wa);
+      else e["change_percent"] = nullptr;
+      arr.push_back(std::move(e));
+    }
+    j[category_kind_name(CategoryKind(k))] = std::move(arr);
+  }
+  return j.dump(2) + "\n";
+}
+
+std::vector<std::string> category_diff_summary(const CategoryReport& a, const CategoryReport& b, size_t max_lines) {
+  auto rows = diff_rows(a.resource, a.total, b.resource, b.total);
+  std::stable_sort(rows.begin(), rows.end(), [](const DiffRow& x, const DiffRow& y) {
+    return std::fabs(x.sb - x.sa) > std::fabs(y.sb - y.sa);
+  });
+  std::vector<std::string> out;
+  for (const auto& r : rows) {
+    if (out.size() >= max_lines) break;
+    if (r.wa == 0 && r.wb == 0) continue;
+    out.push_back(r.name + " " + fmt("%.1f%%", 100 * r.sa) + " -> " + fmt("%.1f%%", 100 * r.sb) + " (" +
+                  fmt("%+.1f pts", 100 * (r.sb - r.sa)) + ")");
+  }
+  return out;
+}
+
+}  // namespace fg

@@ -1,0 +1,129 @@
+// Golden reports (text, JSON, CSV) for the committed real recording, and the
+// CLI: `fgtool report`, `fgtool rules`. Re-bless with FGTOOL_BLESS=1.
+#include "categories/category_report.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "folded/folded_reader.h"
+#include "test_support.h"
+
+using namespace fg;
+using fg::test::run_shell;
+using fg::test::shell_quote;
+
+namespace {
+
+bool blessing() {
+  const char* b = std::getenv("FGTOOL_BLESS");
+  return b && *b && std::string(b) != "0";
+}
+
+void check_golden(const std::string& actual, const std::string& golden_rel) {
+  std::string path = fg::test::testdata(golden_rel);
+  if (blessing()) {
+    fg::test::write_file(path, actual);
+    return;
+  }
+  std::string want = fg::test::read_file(path);
+  EXPECT_EQ(actual, want) << "golden " << golden_rel << " differs; re-bless with FGTOOL_BLESS=1 after review";
+}
+
+CategoryReport dwarf_report() {
+  CategoryRules rules = CategoryRules::defaults();
+  CategoryMatcher matcher(rules);
+  FoldedProfile p;
+  read_folded(fg::test::testdata("categories/libtorch_dwarf.folded"), p);
+  ProfileCategories pc(p, matcher);
+  return build_category_report(pc, 5, "libtorch_dwarf.folded");
+}
+
+}  // namespace
+
+TEST(CategoryReport, GoldenText) { check_golden(format_report_text(dwarf_report()), "categories/golden/libtorch_dwarf.report.txt"); }
+
+TEST(CategoryReport, GoldenJson) {
+  std::string json = format_report_json(dwarf_report());
+  check_golden(json, "categories/golden/libtorch_dwarf.report.json");
+  auto j = nlohmann::json::parse(json);
+  EXPECT_EQ(j["schema"], "fgtool-category-report/1");
+  double sum = 0;
+  for (const auto& c : j["resource"]) sum += c["self_share"].get<double>();
+  EXPECT_NEAR(sum, 1.0, 1e-4);
+  EXPECT_EQ(j["matrix"]["weight"].size(), j["phase"].size());
+  EXPECT_EQ(j["matrix"]["weight"][0].size(), j["resource"].size());
+}
+
+TEST(CategoryReport, CsvHasOneRowPerShare) {
+  CategoryReport r = dwarf_report();
+  std::string csv = format_report_csv(r);
+  EXPECT_EQ(csv.rfind("section,kind,category,key,weight,share\n", 0), 0u);
+  size_t share_rows = 0, pos = 0;
+  while ((pos = csv.find("\nshare,", pos)) != std::string::npos) ++share_rows, ++pos;
+  EXPECT_EQ(share_rows, 2 * (r.resource.size() + r.phase.size()));
+  // Function names with commas are quoted.
+  EXPECT_NE(csv.find("\"torch::data::Iterator<torch::data::Example<at::Tensor, at::Tensor> >::operator++\""),
+            std::string::npos);
+}
+
+TEST(CategoryReport, DiffAgainstItselfIsZeroAndAgainstFpMoves) {
+  CategoryReport a = dwarf_report();
+  std::string text = format_category_diff_text(a, a);
+  EXPECT_EQ(text.find("+0.1 pts"), std::string::npos);
+  EXPECT_NE(text.find("+0.0 pts"), std::string::npos);
+  auto j = nlohmann::json::parse(format_category_diff_json(a, a));
+  for (const auto& row : j["resource"]) EXPECT_EQ(row["change_points"].get<double>(), 0.0);
+
+  CategoryRules rules = CategoryRules::defaults();
+  CategoryMatcher matcher(rules);
+  FoldedProfile p;
+  read_folded(fg::test::testdata("categories/libtorch_fp.folded"), p);
+  ProfileCategories pc(p, matcher);
+  CategoryReport b = build_category_report(pc, 5, "libtorch_fp.folded");
+  auto lines = category_diff_summary(a, b, 4);
+  ASSERT_EQ(lines.size(), 4u);
+  // Largest change first: the FP recording cannot attribute OpenBLAS spinning to the pool.
+  EXPECT_EQ(lines[0].rfind("sync ", 0), 0u) << lines[0];
+}
+
+TEST(CategoryReportCli, ReportFormatsAndErrors) {
+  std::string bin = fg::test::fgtool_bin();
+  std::string in = fg::test::testdata("categories/libtorch_dwarf.folded");
+  auto r = run_shell(shell_quote(bin) + " report " + shell_quote(in) + " --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["total"].get<double>(), 0);
+  r = run_shell(shell_quote(bin) + " report " + shell_quote(in) + " --top 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("RESOURCE x PHASE"), std::string::npos);
+  r = run_shell(shell_quote(bin) + " report " + shell_quote(in) + " --format xml");
+  EXPECT_EQ(r.status, 2);
+
+  std::string dir = fg::test::temp_dir();
+  fg::test::write_file(dir + "/bad.json",
+                       R"({"rules": [{"name": "my-gemm", "kind": "resource", "color": "#000000", "symbols": 7}]})");
+  r = run_shell(shell_quote(bin) + " report " + shell_quote(in) + " --rules " + shell_quote(dir + "/bad.json"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("bad.json: rule 1 'my-gemm': \"symbols\" must be an array of strings"), std::string::npos) << r.err;
+
+  // A user rule moves time between categories.
+  fg::test::write_file(dir + "/mine.json", R"({"rules": [{"name": "decode", "kind": "resource", "color": "#ff0000",
+      "symbols": ["*SyntheticImages::get*"]}]})");
+  r = run_shell(shell_quote(bin) + " report " + shell_quote(in) + " -f csv --rules " + shell_quote(dir + "/mine.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("share,resource,decode,self,"), std::string::npos);
+}
+
+TEST(CategoryReportCli, RulesPrintsReadableEffectiveRules) {
+  std::string bin = fg::test::fgtool_bin();
+  auto r = run_shell(shell_quote(bin) + " rules");
+  ASSERT_EQ(r.status, 0) << r.err;
+  CategoryRules back = CategoryRules::parse(r.out, "printed");
+  EXPECT_EQ(back.rules().size(), CategoryRules::defaults().rules().size());
+  r = run_shell(shell_quote(bin) + " rules --classify '[libgomp.so.1.0.0]' sgemm_kernel_SKYLAKEX");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("[libgomp.so.1.0.0]\tresource=omp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sgemm_kernel_SKYLAKEX\tresource=gemm"), std::string::npos) << r.out;
+}
