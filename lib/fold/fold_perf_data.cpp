@@ -477,6 +477,13 @@ class StackFolder final : public RecordHandler {
     } else if (map->is_file_backed() || map->path == "[vdso]") {
       uint64_t handle = object_of(*map);
       symbols_.symbolize(ObjectHandle(handle), map->file_offset(a.address), a.return_address, resolved_);
+      // A "return address" whose pc-1 lies in no symbol is not a real one (a
+      // frame-pointer walk through code built without them): name it by pc,
+      // as perf does, rather than by nothing.
+      if (a.return_address && !any_resolved()) {
+        resolved_.clear();
+        symbols_.symbolize(ObjectHandle(handle), map->file_offset(a.address), false, resolved_);
+      }
       fallback = "[" + basename_of(map->path) + "]";
       if (options_.addrs) {
         char buf[32];
@@ -506,6 +513,12 @@ class StackFolder final : public RecordHandler {
     }
     sp.count = uint32_t(frame_arena_.size()) - sp.start;
     return sp;
+  }
+
+  bool any_resolved() const {
+    for (const SymbolizedFrame& f : resolved_)
+      if (f.resolved) return true;
+    return false;
   }
 
   void push_frame(std::string_view name, bool kernel, bool jit, const MapEntry* map) {

@@ -1,0 +1,216 @@
+// Integration tests on recordings made at test time with `perf record`: the
+// native fold must agree with perf's own reading of the same file (`perf
+// script` text folded by `fgtool collapse`, an independent path), and off-CPU
+// time must match what the workload is known to block. Skipped only when
+// perf cannot record on this machine.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "folded_agreement.h"
+#include "test_support.h"
+
+namespace fg::test {
+namespace {
+
+const char* kScriptFields =
+    "--no-inline --ns -F comm,pid,tid,time,period,event,ip,sym,dso,trace --show-switch-events";
+
+class FoldLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why = perf_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << why;
+    setenv("DEBUGINFOD_URLS", "", 1);
+    dir_ = temp_dir();
+  }
+
+  // Records `command` with perf options into DIR/name.data; pipe = pipe mode.
+  std::string record(const std::string& name, const std::string& perf_args, const std::string& command,
+                     bool pipe = false) {
+    std::string data = dir_ + "/" + name + ".data";
+    std::string cmd = "cd " + shell_quote(dir_) + " && perf record -q " + perf_args + " -o " +
+                      (pipe ? std::string("- ") : shell_quote(data) + " ") + "-- " + command +
+                      (pipe ? " 2>/dev/null >" + shell_quote(data) : std::string(" >/dev/null"));
+    CommandResult r = run_shell(cmd);
+    EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
+    return data;
+  }
+
+  std::string fold(const std::string& data, const std::string& args) {
+    CommandResult r = run_shell(shell_quote(fgtool_bin()) + " fold " + args + " " + shell_quote(data));
+    EXPECT_EQ(r.status, 0) << r.err;
+    last_fold_err_ = r.err;
+    return r.out;
+  }
+
+  std::string oracle(const std::string& data, const std::string& collapse_args) {
+    CommandResult r = run_shell("perf script " + std::string(kScriptFields) + " -i " + shell_quote(data) +
+                                " 2>/dev/null | " + shell_quote(fgtool_bin()) + " collapse " + collapse_args + " -");
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out;
+  }
+
+  void expect_agreement(const std::string& data, const std::string& fold_args, const std::string& collapse_args,
+                        double min_percent, double max_total_diff_percent = -1) {
+    std::string expected = oracle(data, collapse_args);
+    std::string actual = fold(data, fold_args);
+    ASSERT_FALSE(expected.empty());
+    ASSERT_FALSE(actual.empty()) << last_fold_err_;
+    Agreement a = folded_agreement(expected, actual);
+    EXPECT_GE(a.percent, min_percent) << "fgtool fold " << fold_args << " vs perf script | fgtool collapse "
+                                      << collapse_args << ":\n" << a.worst;
+    if (max_total_diff_percent >= 0) {
+      EXPECT_NEAR(a.total_b, a.total_a, a.total_a * max_total_diff_percent / 100) << "totals differ";
+    }
+  }
+
+  // Sum of weights of stacks containing `frame`.
+  static double weight_of(const std::string& folded, const std::string& frame) {
+    double sum = 0;
+    for (auto& kv : parse_folded_normalised(folded))
+      if ((";" + kv.first + ";").find(";" + frame + ";") != std::string::npos) sum += kv.second;
+    return sum;
+  }
+
+  std::string dir_;
+  std::string last_fold_err_;
+};
+
+const std::string kCalls = FOLD_CALLS_BIN;
+const std::string kSleeper = FOLD_SLEEPER_BIN;
+
+TEST_F(FoldLive, FramePointerCallchainsAgreeWithPerfScript) {
+  std::string data = record("fp", "-e cpu-clock -F 1999 -g", kCalls + " 30");
+  expect_agreement(data, "", "", 99.0);
+  std::string folded = fold(data, "");
+  // Names keep what stackcollapse-perf.pl loses: the anonymous namespace.
+  EXPECT_NE(folded.find("model::(anonymous namespace)::make_input"), std::string::npos) << folded.substr(0, 2000);
+  EXPECT_NE(folded.find("model::Layer<float>::forward"), std::string::npos);
+  // The thread's own name becomes the root, spaces as '_'.
+  EXPECT_NE(folded.find("layer_worker;"), std::string::npos);
+}
+
+TEST_F(FoldLive, TidRootsAgree) {
+  std::string data = record("tid", "-e cpu-clock -F 999 -g", kCalls + " 20");
+  expect_agreement(data, "--tid", "--tid", 99.0);
+}
+
+TEST_F(FoldLive, PipeModeAgreesAndEqualsFileMode) {
+  std::string pipe = record("pipe", "-e cpu-clock -F 1999 -g", kCalls + " 20", true);
+  expect_agreement(pipe, "", "", 99.0);
+  // stdin works as well as a file.
+  CommandResult r = run_shell(shell_quote(fgtool_bin()) + " fold - < " + shell_quote(pipe));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, fold(pipe, ""));
+}
+
+TEST_F(FoldLive, ZstdCompressedRecordsAgree) {
+  std::string data = record("zstd", "-z -e cpu-clock -F 1999 -g", kCalls + " 20");
+  expect_agreement(data, "", "", 99.0);
+}
+
+TEST_F(FoldLive, SecondEventSelectedByName) {
+  std::string data = record("events", "-e cpu-clock -e task-clock -F 999 -g", kCalls + " 20");
+  expect_agreement(data, "--event task-clock", "--event task-clock", 99.0);
+  CommandResult r = run_shell(shell_quote(fgtool_bin()) + " fold --event cycles-nope " + shell_quote(data));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no such event"), std::string::npos) << r.err;
+}
+
+TEST_F(FoldLive, ExecAndForkKeepEachProcessApart) {
+  std::string data = record("exec", "-e cpu-clock -F 1999 -g",
+                            "sh -c 'gzip -c /usr/bin/perf >/dev/null; " + kCalls + " 10 >/dev/null'");
+  expect_agreement(data, "--pid", "--pid", 99.0);
+}
+
+TEST_F(FoldLive, KernelFramesAgree) {
+  std::string data = record("kernel", "-e cpu-clock -F 1999 -g", "dd if=/dev/zero of=/dev/null bs=512 count=400000");
+  expect_agreement(data, "", "", 99.0);
+  std::string annotated = fold(data, "--kernel");
+  EXPECT_NE(annotated.find("_[k]"), std::string::npos);
+}
+
+TEST_F(FoldLive, DwarfUnwindingAgreesAndSeesThroughLibc) {
+  std::string data = record("dwarf", "-e cpu-clock -F 499 --call-graph dwarf,16384", kCalls + " 30");
+  expect_agreement(data, "", "", 98.0);
+  // qsort lives in libc, built without frame pointers: only unwinding shows
+  // the caller chain above the comparison callback.
+  std::string folded = fold(data, "");
+  bool full = false;
+  for (auto& kv : parse_folded_normalised(folded))
+    if (kv.first.find("main;") != std::string::npos && kv.first.find("model::sort_batch;") != std::string::npos &&
+        kv.first.find("compare_keys") != std::string::npos)
+      full = true;
+  EXPECT_TRUE(full) << "no main;...;model::sort_batch;...;compare_keys stack in:\n" << folded.substr(0, 3000);
+}
+
+TEST_F(FoldLive, OffCpuAgreesWithPerf) {
+  std::string data = record("offcpu", "-e sched:sched_switch --switch-events -g", kSleeper);
+  expect_agreement(data, "--off-cpu", "--off-cpu", 98.0, 2.0);
+}
+
+// libc's clock_nanosleep keeps no frame pointer, so a frame-pointer walk skips
+// its caller; DWARF unwinding of the sched_switch samples recovers it.
+TEST_F(FoldLive, OffCpuTimeMatchesKnownBlocking) {
+  std::string data = record("offcpu_dwarf", "-e sched:sched_switch --switch-events --call-graph dwarf,16384", kSleeper);
+  expect_agreement(data, "--off-cpu", "--off-cpu", 98.0, 2.0);
+  std::string folded = fold(data, "--off-cpu");
+  // 25 x 10 ms and 20 x 20 ms of nanosleep, in microseconds; within 5%.
+  EXPECT_NEAR(weight_of(folded, "wait_for_batch"), 250000, 250000 * 0.05) << folded;
+  EXPECT_NEAR(weight_of(folded, "wait_for_disk"), 400000, 400000 * 0.05) << folded;
+  // --state D keeps nothing of these interruptible sleeps.
+  std::string d_only = fold(data, "--off-cpu --state D");
+  EXPECT_LT(weight_of(d_only, "wait_for_batch"), 1000);
+  // --min-block above every nap drops them all.
+  EXPECT_EQ(weight_of(fold(data, "--off-cpu --min-block 100000"), "wait_for_batch"), 0);
+}
+
+TEST_F(FoldLive, OffCpuWithoutSwitchEventsFallsBackAndSaysSo) {
+  std::string data = record("sched_only", "-e sched:sched_switch --call-graph dwarf,16384", kSleeper);
+  std::string folded = fold(data, "--off-cpu");
+  EXPECT_NE(last_fold_err_.find("upper bounds"), std::string::npos) << last_fold_err_;
+  // Upper bounds: never less than the known sleep.
+  EXPECT_GE(weight_of(folded, "wait_for_batch"), 250000 * 0.95) << folded;
+}
+
+TEST_F(FoldLive, MixedRecordingFoldsOnAndOffCpuAlike) {
+  std::string data = record("mixed", "-e cpu-clock -F 999 -e sched:sched_switch --switch-events -g", kCalls + " 20 naps");
+  expect_agreement(data, "", "", 99.0);                       // on-CPU view of a mixed file
+  expect_agreement(data, "--off-cpu", "--off-cpu", 98.0, 2.0);  // off-CPU view of the same file
+}
+
+TEST_F(FoldLive, WallClockMergesOnAndOffCpuInMicroseconds) {
+  std::string data = record("wall", "-e cpu-clock -F 999 -e sched:sched_switch --switch-events --call-graph dwarf,16384",
+                            kCalls + " 20 naps");
+  std::string wall = fold(data, "--wall");
+  EXPECT_NE(wall.find("[off-cpu: S]"), std::string::npos) << wall.substr(0, 2000);
+  // 20 naps of 5 ms in model::nap, off-CPU: at least 100 ms.
+  EXPECT_GE(weight_of(wall, "model::nap"), 100000 * 0.95) << wall.substr(0, 3000);
+  double on = 0, off = 0;
+  for (auto& kv : parse_folded_normalised(wall)) (kv.first.find("[off-cpu") != std::string::npos ? off : on) += kv.second;
+  EXPECT_GT(on, 0);
+  EXPECT_GT(off, 0);
+  // On-CPU part in us equals the on-CPU fold (ns) / 1000, within rounding.
+  double on_ns = 0;
+  for (auto& kv : parse_folded_normalised(fold(data, ""))) on_ns += kv.second;
+  EXPECT_NEAR(on, on_ns / 1000, on_ns / 1000 * 0.01 + 50);
+}
+
+TEST_F(FoldLive, FiltersSelectSamples) {
+  std::string data = record("filters", "-e cpu-clock -F 999 -g", kCalls + " 20");
+  std::string only_worker = fold(data, "--comm 'layer worker'");
+  ASSERT_FALSE(only_worker.empty());
+  for (auto& kv : parse_folded_normalised(only_worker)) EXPECT_EQ(kv.first.rfind("layer_worker", 0), 0u) << kv.first;
+  std::string counted = fold(data, "--count");
+  double samples = 0;
+  for (auto& kv : parse_folded_normalised(counted)) samples += kv.second;
+  CommandResult n = run_shell("perf script -F period -i " + shell_quote(data) + " 2>/dev/null | wc -l");
+  EXPECT_NEAR(samples, std::atof(n.out.c_str()), 0.5);
+  EXPECT_EQ(fold(data, "--time 0,0.000001"), "");
+}
+
+}  // namespace
+}  // namespace fg::test
