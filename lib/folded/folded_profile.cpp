@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "folded/hash.h"
 
 namespace fg {
 
 namespace {
-
-constexpr uint64_t kEmptyKey = ~0ull;
 
 // Byte order of "name" (is_desc=false) or "name;" (is_desc=true): the sort
 // key of a node's own stack and of the stacks below it in the joined text.
@@ -41,120 +40,207 @@ struct FoldedProfile::Impl {
   size_t block_left = 0;
   std::vector<std::string_view> names;
   std::vector<uint64_t> name_hashes;
-  std::vector<uint32_t> name_table;  // open addressing: id + 1, 0 = empty
+  // Open addressing. A slot points straight at the name's bytes in the arena,
+  // which are preceded by the 4-byte id, so a lookup touches two cache lines
+  // (slot, name) and a batch of lookups can prefetch both.
+  struct NameSlot {
+    uint32_t tag;  // high half of the hash
+    uint32_t len;
+    const char* ptr;  // nullptr = empty
+  };
+  std::vector<NameSlot> name_table;
   std::vector<std::string_view> objects;
 
   // ---- prefix tree ----
   std::vector<Node> nodes;
   std::vector<NodeId> first_child, next_sibling;
-  std::vector<uint64_t> child_keys;  // (parent << 32 | frame), kEmptyKey = empty
-  std::vector<NodeId> child_values;
+  std::vector<uint32_t> child_count;
+  static constexpr uint32_t kListedChildren = 8;
+  // (parent, frame) -> child for the children of wide nodes (see
+  // find_child), open addressing; child 0 (the root) = empty. One 12-byte
+  // slot, so a lookup touches one cache line.
+  struct ChildSlot {
+    NodeId parent;
+    FrameId frame;
+    NodeId child;
+  };
+  std::vector<ChildSlot> child_slots;
   size_t child_used = 0;
   double total = 0;
   size_t arena_bytes = 0;
+  std::vector<uint64_t> scratch;  // hashes of a batch
 
   Impl() {
-    name_table.assign(1024, 0);
-    child_keys.assign(1024, kEmptyKey);
-    child_values.assign(1024, 0);
+    name_table.assign(1024, NameSlot{0, 0, nullptr});
+    child_slots.assign(1024, ChildSlot{0, 0, 0});
     nodes.push_back(Node{0, 0, 0, 0});
     first_child.push_back(0);
     next_sibling.push_back(0);
+    child_count.push_back(0);
   }
 
-  std::string_view store(std::string_view s) {
-    if (s.size() > block_left) {
-      size_t size = std::max<size_t>(s.size(), 1 << 20);
+  char* alloc(size_t n) {
+    if (n > block_left) {
+      size_t size = std::max<size_t>(n, 1 << 20);
       blocks.emplace_back(new char[size]);
       block_pos = blocks.back().get();
       block_left = size;
       arena_bytes += size;
     }
-    if (!s.empty()) std::memcpy(block_pos, s.data(), s.size());
-    std::string_view out(block_pos, s.size());
-    block_pos += s.size();
-    block_left -= s.size();
-    return out;
+    char* p = block_pos;
+    block_pos += n;
+    block_left -= n;
+    return p;
+  }
+
+  std::string_view store(std::string_view s) {
+    char* p = alloc(s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    return std::string_view(p, s.size());
+  }
+
+  static uint32_t tag_of(uint64_t h) { return static_cast<uint32_t>(h >> 32); }
+  static uint32_t id_of(const NameSlot& s) {
+    uint32_t id;
+    std::memcpy(&id, s.ptr - 4, 4);
+    return id;
   }
 
   size_t find_name_slot(std::string_view name, uint64_t h) const {
     size_t mask = name_table.size() - 1;
     size_t i = h & mask;
+    const uint32_t tag = tag_of(h);
     for (;;) {
-      uint32_t v = name_table[i];
-      if (v == 0) return i;
-      uint32_t id = v - 1;
-      if (name_hashes[id] == h && names[id] == name) return i;
+      const NameSlot& s = name_table[i];
+      if (!s.ptr) return i;
+      if (s.tag == tag && s.len == name.size() && std::memcmp(s.ptr, name.data(), name.size()) == 0) return i;
       i = (i + 1) & mask;
     }
   }
 
   void grow_names() {
-    std::vector<uint32_t> t(name_table.size() * 2, 0);
+    std::vector<NameSlot> t(name_table.size() * 2, NameSlot{0, 0, nullptr});
     size_t mask = t.size() - 1;
-    for (uint32_t id = 0; id < names.size(); ++id) {
-      size_t i = name_hashes[id] & mask;
-      while (t[i]) i = (i + 1) & mask;
-      t[i] = id + 1;
+    for (const NameSlot& s : name_table) {
+      if (!s.ptr) continue;
+      size_t i = name_hashes[id_of(s)] & mask;
+      while (t[i].ptr) i = (i + 1) & mask;
+      t[i] = s;
     }
     name_table.swap(t);
   }
 
-  FrameId intern(std::string_view name) {
-    uint64_t h = detail::hash_bytes(name.data(), name.size());
+  FrameId intern_hashed(std::string_view name, uint64_t h) {
     size_t slot = find_name_slot(name, h);
-    if (name_table[slot]) return name_table[slot] - 1;
+    if (name_table[slot].ptr) return id_of(name_table[slot]);
     FrameId id = static_cast<FrameId>(names.size());
-    names.push_back(store(name));
+    if (name.size() > 0xffffffffu) throw std::length_error("frame name longer than 4 GiB");
+    char* p = alloc(4 + name.size());
+    std::memcpy(p, &id, 4);
+    if (!name.empty()) std::memcpy(p + 4, name.data(), name.size());
+    names.emplace_back(p + 4, name.size());
     name_hashes.push_back(h);
-    name_table[slot] = id + 1;
+    name_table[slot] = NameSlot{tag_of(h), static_cast<uint32_t>(name.size()), p + 4};
     if (names.size() * 2 > name_table.size()) grow_names();
     return id;
   }
 
-  static uint64_t key_of(NodeId parent, FrameId frame) { return (uint64_t(parent) << 32) | frame; }
+  FrameId intern(std::string_view name) { return intern_hashed(name, detail::hash_bytes(name.data(), name.size())); }
 
-  size_t find_child_slot(uint64_t key) const {
-    size_t mask = child_keys.size() - 1;
-    size_t i = detail::mix64(key) & mask;
-    while (child_keys[i] != kEmptyKey && child_keys[i] != key) i = (i + 1) & mask;
-    return i;
+  // Interns a batch: hashes first, then prefetches every slot and candidate
+  // name, so the cache misses of the whole batch overlap.
+  void intern_all(const std::string_view* in, size_t n, FrameId* out) {
+    while ((names.size() + n) * 2 > name_table.size()) grow_names();
+    scratch.resize(n);
+    const size_t mask = name_table.size() - 1;
+    for (size_t i = 0; i < n; ++i) {
+      scratch[i] = detail::hash_bytes(in[i].data(), in[i].size());
+      __builtin_prefetch(&name_table[scratch[i] & mask]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const NameSlot& s = name_table[scratch[i] & mask];
+      if (s.ptr) __builtin_prefetch(s.ptr);
+    }
+    for (size_t i = 0; i < n; ++i) out[i] = intern_hashed(in[i], scratch[i]);
+  }
+
+  static size_t child_hash(NodeId parent, FrameId frame) {
+    return static_cast<size_t>(detail::mix64((uint64_t(parent) << 32) | frame));
+  }
+
+  size_t find_child_slot(NodeId parent, FrameId frame) const {
+    size_t mask = child_slots.size() - 1;
+    size_t i = child_hash(parent, frame) & mask;
+    for (;;) {
+      const ChildSlot& s = child_slots[i];
+      if (s.child == 0 || (s.parent == parent && s.frame == frame)) return i;
+      i = (i + 1) & mask;
+    }
   }
 
   void grow_children() {
-    std::vector<uint64_t> keys(child_keys.size() * 2, kEmptyKey);
-    std::vector<NodeId> values(keys.size(), 0);
-    size_t mask = keys.size() - 1;
-    for (size_t j = 0; j < child_keys.size(); ++j) {
-      if (child_keys[j] == kEmptyKey) continue;
-      size_t i = detail::mix64(child_keys[j]) & mask;
-      while (keys[i] != kEmptyKey) i = (i + 1) & mask;
-      keys[i] = child_keys[j];
-      values[i] = child_values[j];
+    std::vector<ChildSlot> t(child_slots.size() * 2, ChildSlot{0, 0, 0});
+    size_t mask = t.size() - 1;
+    for (const ChildSlot& s : child_slots) {
+      if (s.child == 0) continue;
+      size_t i = child_hash(s.parent, s.frame) & mask;
+      while (t[i].child) i = (i + 1) & mask;
+      t[i] = s;
     }
-    child_keys.swap(keys);
-    child_values.swap(values);
+    child_slots.swap(t);
   }
 
-  NodeId child(NodeId parent, FrameId frame) {
-    uint64_t key = key_of(parent, frame);
-    size_t slot = find_child_slot(key);
-    if (child_keys[slot] == key) return child_values[slot];
+  void index_child(NodeId parent, FrameId frame, NodeId child) {
+    if ((child_used + 1) * 2 > child_slots.size()) grow_children();
+    size_t slot = find_child_slot(parent, frame);
+    child_slots[slot] = ChildSlot{parent, frame, child};
+    ++child_used;
+  }
+
+  // Most nodes have a few children (deep, narrow call chains): those are
+  // found by walking the sibling list, and only the children of wide nodes
+  // go into the hash table. A brand-new node has no children, so extending a
+  // new path costs no lookups and touches only the end of the node arrays.
+  NodeId find_child(NodeId parent, FrameId frame) const {
+    if (child_count[parent] <= kListedChildren) {
+      for (NodeId c = first_child[parent]; c; c = next_sibling[c])
+        if (nodes[c].frame == frame) return c;
+      return 0;
+    }
+    return child_slots[find_child_slot(parent, frame)].child;
+  }
+
+  NodeId new_node(NodeId parent, FrameId frame) {
     NodeId id = static_cast<NodeId>(nodes.size());
+    if (id == 0xffffffffu) throw std::length_error("more than 4 billion stack nodes");
     nodes.push_back(Node{frame, parent, 0, 0});
     first_child.push_back(0);
     next_sibling.push_back(first_child[parent]);
+    child_count.push_back(0);
     first_child[parent] = id;
-    child_keys[slot] = key;
-    child_values[slot] = id;
-    if (++child_used * 2 > child_keys.size()) grow_children();
+    uint32_t count = ++child_count[parent];
+    if (count == kListedChildren + 1) {
+      for (NodeId c = first_child[parent]; c; c = next_sibling[c]) index_child(parent, nodes[c].frame, c);
+    } else if (count > kListedChildren + 1) {
+      index_child(parent, frame, id);
+    }
     return id;
   }
 
-  NodeId find_child(NodeId parent, FrameId frame) const {
-    uint64_t key = key_of(parent, frame);
-    size_t slot = find_child_slot(key);
-    return child_keys[slot] == key ? child_values[slot] : 0;
+  NodeId child(NodeId parent, FrameId frame) {
+    NodeId c = find_child(parent, frame);
+    return c ? c : new_node(parent, frame);
+  }
+
+  void add_path(NodeId parent, const FrameId* frames, size_t n, NodeId* out) {
+    size_t i = 0;
+    NodeId p = parent;
+    for (; i < n; ++i) {
+      NodeId c = find_child(p, frames[i]);
+      if (!c) break;
+      p = out[i] = c;
+    }
+    for (; i < n; ++i) p = out[i] = new_node(p, frames[i]);
   }
 };
 
@@ -168,7 +254,15 @@ FrameId FoldedProfile::intern(std::string_view name) { return impl_->intern(name
 FrameId FoldedProfile::find_frame(std::string_view name) const {
   uint64_t h = detail::hash_bytes(name.data(), name.size());
   size_t slot = impl_->find_name_slot(name, h);
-  return impl_->name_table[slot] ? impl_->name_table[slot] - 1 : kNoFrame;
+  return impl_->name_table[slot].ptr ? Impl::id_of(impl_->name_table[slot]) : kNoFrame;
+}
+
+void FoldedProfile::intern_all(const std::string_view* names, size_t count, FrameId* ids) {
+  impl_->intern_all(names, count, ids);
+}
+
+void FoldedProfile::add_path(NodeId parent, const FrameId* frames, size_t count, NodeId* nodes_out) {
+  impl_->add_path(parent, frames, count, nodes_out);
 }
 
 std::string_view FoldedProfile::frame_name(FrameId id) const { return impl_->names.at(id); }
@@ -322,9 +416,9 @@ std::vector<FrameId> FoldedProfile::path(NodeId id) const {
 size_t FoldedProfile::memory_bytes() const {
   const Impl& m = *impl_;
   return m.arena_bytes + m.names.capacity() * sizeof(std::string_view) + m.name_hashes.capacity() * 8 +
-         m.name_table.capacity() * 4 + m.objects.capacity() * sizeof(std::string_view) +
-         m.nodes.capacity() * sizeof(Node) + (m.first_child.capacity() + m.next_sibling.capacity()) * 4 +
-         m.child_keys.capacity() * 8 + m.child_values.capacity() * 4;
+         m.name_table.capacity() * sizeof(Impl::NameSlot) + m.objects.capacity() * sizeof(std::string_view) +
+         m.nodes.capacity() * sizeof(Node) + (m.first_child.capacity() + m.next_sibling.capacity() + m.child_count.capacity()) * 4 +
+         m.child_slots.capacity() * sizeof(Impl::ChildSlot);
 }
 
 }  // namespace fg

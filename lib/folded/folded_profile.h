@@ -52,6 +52,11 @@ class FoldedProfile {
   // for `frame`, created when missing, and weight added to a node's self.
   NodeId child(NodeId parent, FrameId frame);
   void add_self(NodeId node, double weight);
+  // Batch forms for fast readers (the cache misses of a batch overlap):
+  // interns names[0..count) into ids, and walks/creates the path
+  // frames[0..count) below `parent`, nodes_out[i] being the node of frames[i].
+  void intern_all(const std::string_view* names, size_t count, FrameId* ids);
+  void add_path(NodeId parent, const FrameId* frames, size_t count, NodeId* nodes_out);
 
   // ---- reading ----
   double total() const;

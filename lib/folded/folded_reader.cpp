@@ -70,13 +70,20 @@ class PathInserter {
     nodes_.resize(k);
     NodeId n = k ? nodes_[k - 1] : 0;
     size_t start = k ? ends_[k - 1] + 1 : 0;
+    names_.clear();
     while (start <= s.size()) {
       const void* semi = std::memchr(s.data() + start, ';', s.size() - start);
       size_t end = semi ? static_cast<const char*>(semi) - s.data() : s.size();
-      n = p_.child(n, p_.intern(s.substr(start, end - start)));
+      names_.push_back(s.substr(start, end - start));
       ends_.push_back(end);
-      nodes_.push_back(n);
       start = end + 1;
+    }
+    if (!names_.empty()) {
+      ids_.resize(names_.size());
+      p_.intern_all(names_.data(), names_.size(), ids_.data());
+      nodes_.resize(k + names_.size());
+      p_.add_path(n, ids_.data(), ids_.size(), nodes_.data() + k);
+      n = nodes_.back();
     }
     p_.add_self(n, weight);
     prev_.assign(s.data(), s.size());
@@ -87,6 +94,8 @@ class PathInserter {
   std::string prev_;
   std::vector<size_t> ends_;
   std::vector<NodeId> nodes_;
+  std::vector<std::string_view> names_;
+  std::vector<FrameId> ids_;
 };
 
 std::string printable(std::string_view s) {

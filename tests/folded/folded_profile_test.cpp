@@ -128,6 +128,38 @@ TEST(FoldedProfile, ChildrenAndPath) {
   EXPECT_EQ(p.frame_name(path[1]), "a");
 }
 
+TEST(FoldedProfile, WideNodesStayMergedAcrossTheIndexThreshold) {
+  // Narrow nodes find children by list, wide ones by hash: crossing from one
+  // to the other must not lose or duplicate children.
+  FoldedProfile p;
+  for (int round = 0; round < 3; ++round)
+    for (int i = 0; i < 100; ++i) p.add_stack("root;child_" + std::to_string(i) + ";leaf", 1);
+  NodeId root = p.find_child(0, p.find_frame("root"));
+  EXPECT_EQ(p.children(root).size(), 100u);
+  EXPECT_EQ(p.node_count(), 1u + 1 + 200);
+  EXPECT_EQ(p.stack_count(), 100u);
+  for (int i = 0; i < 100; ++i) {
+    NodeId c = p.find_child(root, p.find_frame("child_" + std::to_string(i)));
+    ASSERT_NE(c, 0u);
+    EXPECT_DOUBLE_EQ(p.node(p.find_child(c, p.find_frame("leaf"))).self, 3);
+  }
+}
+
+TEST(FoldedProfile, BatchInternAndAddPath) {
+  FoldedProfile p;
+  std::vector<std::string_view> names = {"a", "b", "a", "c"};
+  std::vector<FrameId> ids(4);
+  p.intern_all(names.data(), names.size(), ids.data());
+  EXPECT_EQ(ids[0], ids[2]);
+  EXPECT_EQ(p.frame_count(), 3u);
+  std::vector<NodeId> nodes(4);
+  p.add_path(0, ids.data(), 4, nodes.data());
+  std::vector<NodeId> again(4);
+  p.add_path(0, ids.data(), 4, again.data());
+  EXPECT_EQ(nodes, again);
+  EXPECT_EQ(p.path(nodes[3]), ids);
+}
+
 TEST(FoldedProfile, MoveKeepsContents) {
   FoldedProfile p;
   p.add_stack("a;b", 3);
