@@ -276,6 +276,7 @@ void ElfObject::build_symbol_table() {
   else if (saw_aux) symtab_source_ = callback_state_->used_debug_file.empty() ? ".dynsym+.gnu_debugdata" : "debug file .symtab";
   else symtab_source_ = saw_dynsym ? ".dynsym" : "none";
 
+  add_plt_symbols(all);  // after the table's own symbols: same-address ties prefer those
   std::sort(all.begin(), all.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
     if (a.start != b.start) return a.start < b.start;
     return better_symbol(a, b);
@@ -286,12 +287,76 @@ void ElfObject::build_symbol_table() {
     if (!symbols_.empty() && symbols_.back().start == s.start) continue;
     symbols_.push_back(s);
   }
+  real_symbols_ = 0;
+  for (const ElfSymbol& s : symbols_) real_symbols_ += !s.plt;
   // symbols__fixup_end: an unsized symbol extends to the next one's start.
   for (size_t i = 0; i < symbols_.size(); ++i) {
     ElfSymbol& s = symbols_[i];
     if (s.sized) continue;
     if (i + 1 < symbols_.size()) s.end = symbols_[i + 1].start;
     else s.end = ((s.start + 4095) & ~uint64_t(4095)) + 4096;
+  }
+}
+
+// perf 6.1's dso__synthesize_plt_symbols: one `name@plt` per .rela.plt entry, in
+// order, after the .plt header entry; also .plt.sec (IBT), which perf 6.3+ handles.
+void ElfObject::add_plt_symbols(std::vector<ElfSymbol>& out) {
+  Dwarf_Addr b;
+  Elf* elf = dwfl_module_getelf(module_, &b);
+  size_t shstrndx = 0;
+  if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) return;
+  Elf_Scn* rel_scn = nullptr;
+  GElf_Shdr rel{}, plt{}, plt_sec{};
+  bool have_plt = false, have_plt_sec = false;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+    if (!name) continue;
+    if (std::strcmp(name, ".rela.plt") == 0 && sh.sh_type == SHT_RELA) {
+      rel_scn = scn;
+      rel = sh;
+    } else if (std::strcmp(name, ".plt") == 0) {
+      plt = sh;
+      have_plt = true;
+    } else if (std::strcmp(name, ".plt.sec") == 0) {
+      plt_sec = sh;
+      have_plt_sec = true;
+    }
+  }
+  if (!rel_scn || !have_plt || rel.sh_entsize == 0) return;
+  Elf_Scn* dynsym_scn = elf_getscn(elf, rel.sh_link);
+  GElf_Shdr dynsym;
+  if (!dynsym_scn || !gelf_getshdr(dynsym_scn, &dynsym) || dynsym.sh_type != SHT_DYNSYM) return;
+  Elf_Data* rel_data = elf_getdata(rel_scn, nullptr);
+  Elf_Data* sym_data = elf_getdata(dynsym_scn, nullptr);
+  if (!rel_data || !sym_data) return;
+  uint64_t entry = plt.sh_entsize ? plt.sh_entsize : 16;
+  uint64_t addr = plt.sh_addr + entry;  // skip the PLT0 header
+  uint64_t limit = plt.sh_addr + plt.sh_size;
+  if (have_plt_sec) {
+    entry = 16;
+    addr = plt_sec.sh_addr;
+    limit = plt_sec.sh_addr + plt_sec.sh_size;
+  }
+  size_t n = rel.sh_size / rel.sh_entsize;
+  for (size_t i = 0; i < n && addr + entry <= limit; ++i, addr += entry) {
+    GElf_Rela rela;
+    GElf_Sym sym;
+    if (!gelf_getrela(rel_data, static_cast<int>(i), &rela)) break;
+    const char* name = "";
+    if (gelf_getsym(sym_data, static_cast<int>(GELF_R_SYM(rela.r_info)), &sym)) {
+      const char* s = elf_strptr(elf, dynsym.sh_link, sym.st_name);
+      if (s) name = s;
+    }
+    ElfSymbol ps;
+    ps.start = addr;
+    ps.end = addr + entry;
+    ps.name = name;
+    ps.binding = STB_GLOBAL;
+    ps.sized = true;
+    ps.plt = true;
+    out.push_back(ps);
   }
 }
 
@@ -313,6 +378,12 @@ const ElfSymbol* ElfObject::find_symbol(uint64_t vaddr) const {
   if (it == symbols_.begin()) return nullptr;
   const ElfSymbol& s = *(it - 1);
   if (vaddr < s.end || vaddr == s.start) return &s;
+  // A sized symbol may nest inside a bigger one that starts earlier (hand-written
+  // asm, PLT entries): look back a little for a symbol that still contains vaddr.
+  for (int back = 2; back <= 8 && it - back >= symbols_.begin(); ++back) {
+    const ElfSymbol& o = *(it - back);
+    if (vaddr < o.end) return &o;
+  }
   return nullptr;
 }
 

@@ -33,6 +33,7 @@ struct ElfSymbol {
   const char* name = nullptr;  // raw (mangled) name, owned by the object's Elf
   uint8_t binding = 0;         // STB_*
   bool sized = false;
+  bool plt = false;            // synthesized PLT entry: display as "<name>@plt"
 };
 
 struct LoadSegment {
@@ -68,6 +69,8 @@ class ElfObject {
   // before the first symbol, or no symbols).
   const ElfSymbol* find_symbol(uint64_t vaddr) const;
   const std::vector<ElfSymbol>& symbols() const { return symbols_; }
+  // Symbols from symbol tables, i.e. not counting synthesized PLT entries.
+  size_t real_symbol_count() const { return real_symbols_; }
 
   // Names (raw: linkage name when DWARF has one, else DW_AT_name) of the inlined
   // callees at vaddr, outermost first; empty without DWARF or inlining.
@@ -83,6 +86,7 @@ class ElfObject {
   ElfObject() = default;
   bool load(std::string_view expected_build_id, std::string* problem);
   void build_symbol_table();
+  void add_plt_symbols(std::vector<ElfSymbol>& out);
 
   std::string path_;
   std::string build_id_;
@@ -92,6 +96,7 @@ class ElfObject {
   bool has_dwarf_ = false;
   std::vector<LoadSegment> segments_;
   std::vector<ElfSymbol> symbols_;
+  size_t real_symbols_ = 0;
   Dwfl* dwfl_ = nullptr;
   Dwfl_Module* module_ = nullptr;
   // Dwfl_Callbacks and what they read; libdwfl keeps pointers to it, so it lives on

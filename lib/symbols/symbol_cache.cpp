@@ -164,7 +164,7 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
     else obj->problem = problems;
   } else {
     obj->names.resize(obj->elf->symbols().size());
-    if (obj->elf->symbols().empty()) obj->problem = "no function symbols (stripped; no debuginfo found)";
+    if (obj->elf->real_symbol_count() == 0) obj->problem = "no function symbols (stripped; no debuginfo found)";
     else if (!problems.empty()) obj->problem = "used " + obj->elf->path() + " after: " + problems;
   }
   return obj;
@@ -190,7 +190,15 @@ std::optional<uint64_t> SymbolCache::file_offset_to_vaddr(ObjectHandle h, uint64
 
 std::string_view SymbolCache::symbol_name(Object& obj, size_t index) {
   std::string_view& slot = obj.names[index];
-  if (slot.data() == nullptr) slot = display_name(obj.elf->symbols()[index].name);
+  if (slot.data() == nullptr) {
+    const ElfSymbol& sym = obj.elf->symbols()[index];
+    if (sym.plt) {
+      std::string name = (options_.demangle ? demangle_without_params(sym.name) : std::string(sym.name)) + "@plt";
+      slot = intern(folded_safe_name(name));
+    } else {
+      slot = display_name(sym.name);
+    }
+  }
   return slot;
 }
 
@@ -366,7 +374,7 @@ std::vector<ObjectStatus> SymbolCache::object_statuses() const {
       s.debug_file = o->elf->debug_file();
       s.symtab_source = o->elf->symtab_source();
       s.has_debuginfo = o->elf->has_debuginfo();
-      s.symbol_count = o->elf->symbols().size();
+      s.symbol_count = o->elf->real_symbol_count();
       s.has_symbols = s.symbol_count > 0;
     }
     s.build_id_hex = build_id_hex(!o->build_id.empty() || !o->elf ? o->build_id : o->elf->build_id());

@@ -21,14 +21,15 @@ struct Map {
   std::string path;
 };
 
-void compare_with_perf(const std::string& program, const std::string& args, size_t min_objects) {
+void compare_with_perf(const std::string& program, const std::string& args, size_t min_objects,
+                       bool kernel = false) {
   SCOPED_TRACE(program);
   std::string reason = fg::test::perf_unavailable_reason();
   if (!reason.empty()) GTEST_SKIP() << reason;
   setenv("DEBUGINFOD_URLS", "", 1);
   std::string dir = fg::test::temp_dir();
   std::string data = dir + "/perf.data";
-  auto rec = run_shell("perf record -q -o " + shell_quote(data) + " -e cpu-clock:u -F 2999 " +
+  auto rec = run_shell("perf record -q -o " + shell_quote(data) + " -e " + (kernel ? "cpu-clock" : "cpu-clock:u") + " -F 2999 " +
                        shell_quote(program) + " " + args + " > /dev/null");
   ASSERT_EQ(rec.status, 0) << rec.err;
   auto script = run_shell("DEBUGINFOD_URLS= perf script -i " + shell_quote(data) +
@@ -41,7 +42,9 @@ void compare_with_perf(const std::string& program, const std::string& args, size
   std::vector<Map> maps;
   fg::SymbolOptions opts;
   opts.buildid_dir = fg::test::temp_dir();
+  opts.use_proc_kallsyms = true;  // recorded here, now: perf uses /proc/kallsyms too
   fg::SymbolCache cache(opts);
+  size_t kernel_samples = 0;
   std::map<std::string, int> per_object;
   size_t samples = 0, mismatches = 0;
   std::istringstream in(script.out);
@@ -56,6 +59,15 @@ void compare_with_perf(const std::string& program, const std::string& args, size
     if (!std::regex_match(line, m, sample_re)) continue;
     uint64_t ip = std::stoull(m[1], nullptr, 16);
     std::string perf_sym = m[2], dso = m[3];
+    if (dso == "[kernel.kallsyms]") {
+      std::vector<fg::SymbolizedFrame> out;
+      cache.symbolize_kernel(ip, false, out);
+      std::string ours = out.at(0).resolved ? std::string(out[0].name) : "[unknown]";
+      ++kernel_samples;
+      if (ours != perf_sym && ++mismatches <= 20)
+        ADD_FAILURE() << std::hex << "kernel ip " << ip << ": perf says '" << perf_sym << "', we say '" << ours << "'";
+      continue;
+    }
     const Map* map = nullptr;
     for (const Map& mp : maps)
       if (ip >= mp.start && ip < mp.start + mp.len && mp.path == dso) map = &mp;
@@ -76,9 +88,10 @@ void compare_with_perf(const std::string& program, const std::string& args, size
   }
   EXPECT_GT(samples, 100u);
   EXPECT_GE(per_object.size(), min_objects) << "expected samples in the program and in libc";
+  if (kernel && !cache.kernel_status().kptr_restricted) EXPECT_GT(kernel_samples, 5u);
 }
 
-TEST(PerfOracle, CFixtureAndLibcNamesMatchPerfScript) { compare_with_perf(SYMFX_C_PIE, "40000000", 2); }
+TEST(PerfOracle, CFixtureAndLibcNamesMatchPerfScript) { compare_with_perf(SYMFX_C_PIE, "40000000", 2, true); }
 TEST(PerfOracle, CxxFixtureNamesMatchPerfScript) { compare_with_perf(SYMFX_CXX, "60000000 cold", 1); }
 #ifdef SYMFX_C_LLD
 TEST(PerfOracle, LldFixtureNamesMatchPerfScript) { compare_with_perf(SYMFX_C_LLD, "40000000", 2); }

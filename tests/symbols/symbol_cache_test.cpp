@@ -145,6 +145,18 @@ void check_all_functions(const std::string& path) {
     EXPECT_FALSE(resolved);
     break;
   }
+  // PLT entries are named "<function>@plt" as perf synthesizes them (objdump agrees).
+  auto plt = run_shell("objdump -d -j .plt " + shell_quote(path) + " | grep -E '^[0-9a-f]+ <.*@plt>:$'");
+  int plt_checked = 0;
+  std::istringstream plt_lines(plt.out);
+  std::string pl;
+  while (std::getline(plt_lines, pl)) {
+    uint64_t a = std::stoull(pl, nullptr, 16);
+    std::string label = pl.substr(pl.find('<') + 1, pl.rfind('>') - pl.find('<') - 1);
+    EXPECT_EQ(name_at(cache, h, vaddr_to_offset(loads, a + 4)), fg::demangle_without_params(label.substr(0, label.size() - 4)) + "@plt");
+    ++plt_checked;
+  }
+  EXPECT_GT(plt_checked, 3);
   auto after = cache.object_statuses().at(h);
   EXPECT_GT(after.lookups, 0u);
 }
