@@ -3,6 +3,7 @@
 // gained and lost most. Logic in lib/render/diff_flamegraph.
 #include <iostream>
 
+#include "categories/category_style.h"
 #include "command.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
@@ -18,6 +19,7 @@ namespace po = boost::program_options;
 int run_diff(const std::vector<std::string>& args) {
   std::vector<std::string> inputs;
   std::string output, format = "svg";
+  std::string by, rules_file;  // --by category (lib/categories)
   fg::SvgOptions svg;
   fg::DiffOptions dopt;
   bool no_normalize = false, lenient = false;
@@ -31,7 +33,10 @@ int run_diff(const std::vector<std::string>& args) {
       ("no-normalize", po::bool_switch(&no_normalize), "compare raw counts")
       ("negate", po::bool_switch(&dopt.negate), "shape the graph by A (shows frames that disappeared)")
       ("top", po::value(&top), "print the N functions that gained and lost most share (self and inclusive)")
-      ("lenient", po::bool_switch(&lenient), "skip malformed lines and count them on stderr");
+      ("lenient", po::bool_switch(&lenient), "skip malformed lines and count them on stderr")
+      ("by", po::value(&by), "'category': the category table of A and B side by side (text; --format json for "
+                             "JSON); with -o OUT.svg also the diff SVG, its legend summarising the change")
+      ("rules", po::value(&rules_file), "with --by category: a category rules file (see 'fgtool help rules')");
   fg::cli::add_svg_options(options, svg, false);
   po::positional_options_description positional;
   positional.add("input", -1);
@@ -40,7 +45,9 @@ int run_diff(const std::vector<std::string>& args) {
   fg::cli::finish_svg_options(vm, svg);
   if (no_normalize && vm["normalize"].as<bool>()) throw fg::UsageError("--normalize and --no-normalize conflict");
   dopt.normalize = !no_normalize;
-  if (format != "svg" && format != "folded") throw fg::UsageError("--format must be svg or folded");
+  if (!by.empty() && by != "category") throw fg::UsageError("--by: only 'category' is known");
+  if (format == "json" && by.empty()) throw fg::UsageError("--format json needs --by category");
+  if (format != "svg" && format != "folded" && format != "json") throw fg::UsageError("--format must be svg or folded");
   if (inputs.empty() || inputs.size() > 2)
     throw fg::UsageError("expected BEFORE AFTER, or one three-column file (see 'fgtool help diff')");
 
@@ -59,6 +66,25 @@ int run_diff(const std::vector<std::string>& args) {
     if (a.units != b.units && !a.units.empty() && !b.units.empty())
       std::cerr << "fgtool diff: warning: comparing " << a.units << " with " << b.units << "\n";
   }
+  if (by == "category") {
+    fg::CategoryRules rules = fg::CategoryRules::defaults();
+    if (!rules_file.empty()) rules.apply_overrides(fg::CategoryRules::load_file(rules_file));
+    fg::CategoryMatcher matcher(rules);
+    fg::ProfileCategories ca(a, matcher), cb(b, matcher);
+    fg::CategoryReport ra = fg::build_category_report(ca, 0, inputs[0]);
+    fg::CategoryReport rb = fg::build_category_report(cb, 0, inputs.size() > 1 ? inputs[1] : inputs[0] + " (B)");
+    if (format == "json") {
+      fg::AtomicOutput out(output.empty() ? "-" : output);
+      out.write(fg::format_category_diff_json(ra, rb));
+      out.commit();
+      return 0;
+    }
+    std::cout << fg::format_category_diff_text(ra, rb);
+    std::cout.flush();
+    if (output.empty()) return 0;
+    for (const auto& row : fg::CategoryStyle::diff_legend(ra, rb, matcher))
+      svg.legend.push_back(fg::LegendEntry{row.name, row.fill, row.share});
+  }
   fg::DiffProfile diff = fg::build_diff(a, b, dopt);
   if (top > 0) {
     std::cout << fg::diff_top_table(diff, top, svg.count_name.empty() ? diff.tree.units : svg.count_name);
@@ -66,11 +92,14 @@ int run_diff(const std::vector<std::string>& args) {
     if (output.empty()) return 0;
   }
   if (output.empty()) output = "-";
-  std::string doc;
-  if (format == "folded") fg::write_diff_folded(diff, doc);
-  else fg::render_diff_flamegraph(diff, dopt, svg, doc);
   fg::AtomicOutput out(output);
-  out.write(doc);
+  if (format == "folded") {
+    fg::write_diff_folded(diff, out);
+  } else {
+    std::string doc;
+    fg::render_diff_flamegraph(diff, dopt, svg, doc);
+    out.write(doc);
+  }
   out.commit();
   return 0;
 }
@@ -82,6 +111,8 @@ fg::cli::Registration reg{fg::cli::CommandInfo{
     "  fgtool diff --negate before.folded after.folded -o gone.svg  # shaped by BEFORE\n"
     "  fgtool diff --no-normalize a.folded b.folded -o raw.svg\n"
     "  fgtool diff --format folded a.folded b.folded > ab.diff  # stack countA countB\n"
+    "  fgtool diff --by category before.folded after.folded     # gemm/omp/... shares, A vs B\n"
+    "  fgtool diff --by category --format json a.folded b.folded -o cat_diff.json\n"
     "  fgtool diff ab.diff -o diff.svg                           # three-column input\n"
     "  fgtool diff --top 10 before.folded after.folded           # table of biggest gains/losses\n",
     run_diff, 41}};

@@ -3,6 +3,7 @@
 // fg::load_profile, so new input kinds need no change here.
 #include <iostream>
 
+#include "categories/category_style.h"
 #include "command.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
@@ -21,6 +22,7 @@ int run_svg(const std::vector<std::string>& args) {
   std::string output = "-";
   fg::SvgOptions svg;
   bool flamechart = false, lenient = false;
+  std::string rules_file;  // --colors category (lib/categories)
   po::options_description options("Options");
   options.add_options()
       ("input", po::value(&inputs), "folded stacks (plain or gzip; '-' = stdin), or another input kind fgtool "
@@ -28,14 +30,25 @@ int run_svg(const std::vector<std::string>& args) {
       ("output,o", po::value(&output), "SVG file ('-' = stdout, the default)")
       ("reverse", po::bool_switch(&svg.reverse), "reverse every stack (leaf first) before merging")
       ("flamechart", po::bool_switch(&flamechart), "flame chart: input order kept, no merging (time on x)")
-      ("lenient", po::bool_switch(&lenient), "skip malformed lines and count them on stderr");
+      ("lenient", po::bool_switch(&lenient), "skip malformed lines and count them on stderr")
+      ("rules", po::value(&rules_file), "with --colors category: a category rules file (see 'fgtool help rules')");
   fg::cli::add_svg_options(options, svg);
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
   if (!fg::cli::parse_args("svg", args, options, positional, vm)) return 0;
-  fg::cli::finish_svg_options(vm, svg);
   if (inputs.empty()) inputs.push_back("-");
+  // "--colors category" colours frames by category (gemm, omp, ...; the
+  // default for perf.data input); it is not a palette, so take it out first.
+  bool by_category = svg.colors == "category";
+  if (svg.colors.empty() && !flamechart && inputs.size() == 1) {
+    const fg::ProfileLoader* l = fg::find_profile_loader(fg::read_file_head(inputs[0]));
+    by_category = l && l->name == "perf.data";
+  }
+  if (by_category) svg.colors.clear();
+  if (by_category && (flamechart || svg.reverse))
+    throw fg::UsageError("--colors category cannot be combined with --flamechart or --reverse");
+  fg::cli::finish_svg_options(vm, svg);
 
   std::string doc;
   if (flamechart) {
@@ -69,7 +82,21 @@ int run_svg(const std::vector<std::string>& args) {
       }
     }
     if (profile.total() <= 0) std::cerr << "fgtool svg: warning: no samples in the input\n";
-    fg::render_flamegraph(profile, svg, doc);
+    if (by_category) {
+      fg::CategoryRules rules = fg::CategoryRules::defaults();
+      if (!rules_file.empty()) rules.apply_overrides(fg::CategoryRules::load_file(rules_file));
+      fg::CategoryMatcher matcher(rules);
+      fg::ProfileCategories classified(profile, matcher);
+      fg::CategoryStyle style(classified);
+      svg.node_style = [&style](fg::NodeId n) {
+        fg::CategoryFrameStyle s = style.style(n);
+        return fg::FrameStyle{s.fill, s.category};
+      };
+      for (const auto& row : style.legend()) svg.legend.push_back(fg::LegendEntry{row.name, row.fill, row.share});
+      fg::render_flamegraph(profile, svg, doc);
+    } else {
+      fg::render_flamegraph(profile, svg, doc);
+    }
   }
   fg::AtomicOutput out(output);
   out.write(doc);
@@ -86,6 +113,7 @@ fg::cli::Registration reg{fg::cli::CommandInfo{
     "  fgtool svg --inverted --colors mem --minwidth 0.5% x.folded -o icicle.svg\n"
     "  fgtool svg --flamechart --countname us trace.folded -o chart.svg\n"
     "  fgtool svg --hash --width 1800 --no-javascript x.folded -o static.svg\n"
+    "  fgtool svg --colors category train.folded -o cat.svg  # gemm, omp, page-fault, ... with a legend\n"
     "In the browser: click to zoom, Ctrl-F to search (regex, or cat:NAME), the view is kept in the URL.\n",
     run_svg, 40}};
 

@@ -127,3 +127,30 @@ TEST(CategoryReportCli, RulesPrintsReadableEffectiveRules) {
   EXPECT_NE(r.out.find("[libgomp.so.1.0.0]\tresource=omp"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("sgemm_kernel_SKYLAKEX\tresource=gemm"), std::string::npos) << r.out;
 }
+
+TEST(CategoryReportCli, SvgColorsByCategoryAndDiffByCategory) {
+  std::string bin = fg::test::fgtool_bin();
+  std::string a = fg::test::testdata("categories/libtorch_fp.folded");
+  std::string b = fg::test::testdata("categories/libtorch_dwarf.folded");
+  std::string dir = fg::test::temp_dir();
+  auto r = run_shell(shell_quote(bin) + " svg --colors category " + shell_quote(b) + " -o " + shell_quote(dir + "/c.svg"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string svg = fg::test::read_file(dir + "/c.svg");
+  EXPECT_EQ(fg::test::xml_wellformed_error(svg), "");
+  EXPECT_NE(svg.find("gemm"), std::string::npos);
+  EXPECT_NE(svg.find("#1864ab"), std::string::npos);  // the gemm colour (legend swatch)
+
+  r = run_shell(shell_quote(bin) + " diff --by category " + shell_quote(a) + " " + shell_quote(b));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("sync           24.5%    0.1%  -24.4 pts"), std::string::npos) << r.out;
+  r = run_shell(shell_quote(bin) + " diff --by category --format json " + shell_quote(a) + " " + shell_quote(b));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "fgtool-category-diff/1");
+  r = run_shell(shell_quote(bin) + " diff --by category " + shell_quote(a) + " " + shell_quote(b) + " -o " +
+                shell_quote(dir + "/d.svg"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  svg = fg::test::read_file(dir + "/d.svg");
+  EXPECT_EQ(fg::test::xml_wellformed_error(svg), "");
+  EXPECT_NE(svg.find("-24.4 pts"), std::string::npos);
+}
