@@ -135,6 +135,21 @@ TEST(PerfDamage, EmptyWrongMagicForeignEndianV1) {
   p = write_temp("v1.data", bad);
   EXPECT_NE(read_error(p).find("version 1"), std::string::npos) << read_error(p);
 
+  // A `perf record --threads` directory is refused with a clear message.
+  std::string dir = test::temp_dir();
+  try {
+    PerfDataReader r(dir);
+    ADD_FAILURE() << "no error for a directory";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--threads"), std::string::npos) << e.what();
+  }
+  try {
+    PerfDataReader r(dir + "/missing.data");
+    ADD_FAILURE() << "no error for a missing file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos) << e.what();
+  }
+
   p = write_temp("short.data", good.substr(0, 5));
   expect_located_error(read_error(p), p);
   p = write_temp("shorthdr.data", good.substr(0, 60));
