@@ -124,7 +124,9 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
   detail::write_svg_document(o, doc, out);
 }
 
-void write_diff_folded(const DiffProfile& d, std::string& out) {
+namespace {
+template <class Flush>
+void diff_folded_lines(const DiffProfile& d, std::string& out, Flush&& flush) {
   d.tree.for_each_stack_node([&](NodeId node, const std::vector<FrameId>& frames) {
     for (size_t i = 0; i < frames.size(); ++i) {
       if (i) out += ';';
@@ -135,6 +137,23 @@ void write_diff_folded(const DiffProfile& d, std::string& out) {
     out += ' ';
     append_count(out, d.self_b[node]);
     out += '\n';
+    flush(false);
+  });
+  flush(true);
+}
+}  // namespace
+
+void write_diff_folded(const DiffProfile& d, std::string& out) {
+  diff_folded_lines(d, out, [](bool) {});
+}
+
+void write_diff_folded(const DiffProfile& d, AtomicOutput& out) {
+  std::string buf;
+  diff_folded_lines(d, buf, [&](bool last) {
+    if (last || buf.size() >= (1 << 20)) {
+      out.write(buf);
+      buf.clear();
+    }
   });
 }
 

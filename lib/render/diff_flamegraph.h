@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnostics/atomic_output.h"
 #include "folded/folded_profile.h"
 #include "render/flamegraph.h"
 
@@ -43,6 +44,7 @@ void render_diff_flamegraph(const DiffProfile& diff, const DiffOptions& diff_opt
 // difffolded.pl's three columns, "stack countA countB", in byte order of
 // the stack; A as stored (scaled when normalised).
 void write_diff_folded(const DiffProfile& diff, std::string& out);
+void write_diff_folded(const DiffProfile& diff, AtomicOutput& out);  // streamed in 1 MiB chunks
 
 // Per function name: self and inclusive weights on both sides (inclusive
 // counted once per stack even when the name recurses). A scaled.
