@@ -176,8 +176,8 @@ int vae_main(int argc, char** argv) {
     EpochResult r = train_epoch(net, optimizer, train_iter, opts, device, trace);
     double seconds = clock.seconds();
     double val = evaluate(net, test_iter, device);
-    std::printf("epoch %d/%d: train_loss %.4f val_loss %.4f samples/s %.0f time %.2fs\n", epoch, opts.epochs, r.mean_loss,
-                val, double(r.samples) / seconds, seconds);
+    std::printf("epoch %d/%d: train_loss %.4f val_loss %.4f samples %lld samples/s %.0f time %.2fs\n", epoch, opts.epochs, r.mean_loss,
+                val, (long long)r.samples, double(r.samples) / seconds, seconds);
     std::fflush(stdout);
   }
   trace.finish();
