@@ -38,9 +38,16 @@ TEST(CliSvg, FlamechartAndReverse) {
   auto r = run_shell("printf 'm;a 1\\nm;b 1\\nm;a 1\\n' | " + bin() + " svg --flamechart --no-javascript");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("<g fg:x=\"2\" fg:w=\"1\"><title>a (1 samples"), std::string::npos);
+  EXPECT_EQ(test::xml_wellformed_error(r.out), "");
   r = run_shell("printf 'm;a;leaf 1\\nm;b;leaf 1\\n' | " + bin() + " svg --reverse --no-javascript");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("<title>leaf (2 samples, 100.00%)"), std::string::npos);
+  EXPECT_EQ(test::xml_wellformed_error(r.out), "");
+  // A three-column file given to svg is drawn as a differential flamegraph.
+  r = run_shell(bin() + " svg " + data("diff3.folded"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Differential Flame Graph"), std::string::npos);
+  EXPECT_EQ(test::xml_wellformed_error(r.out), "");
 }
 
 TEST(CliSvg, BadInputFailsWithFileAndLine) {
