@@ -69,6 +69,38 @@ bool is_pseudo_path(std::string_view p) {
 
 }  // namespace
 
+const SymbolCache::FrameSpan* SymbolCache::FrameTable::find(const FrameKey& k) const {
+  if (slots_.empty()) return nullptr;
+  size_t mask = slots_.size() - 1;
+  for (size_t i = hash(k) & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.key == k) return &s.value;
+    if (is_empty(s)) return nullptr;
+  }
+}
+
+void SymbolCache::FrameTable::insert(const FrameKey& k, FrameSpan v) {
+  if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+  size_t mask = slots_.size() - 1;
+  size_t i = hash(k) & mask;
+  while (!is_empty(slots_[i])) i = (i + 1) & mask;
+  slots_[i] = {k, v};
+  ++size_;
+}
+
+void SymbolCache::FrameTable::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{{kEmpty, kEmpty}, FrameSpan{}});
+  size_ = 0;
+  for (const Slot& s : old)
+    if (!is_empty(s)) insert(s.key, s.value);
+}
+
+void SymbolCache::FrameTable::clear() {
+  slots_.clear();
+  size_ = 0;
+}
+
 SymbolCache::SymbolCache(SymbolOptions options) : options_(std::move(options)) {
   if (options_.buildid_dir.empty()) {
     const char* home = std::getenv("HOME");
@@ -203,8 +235,11 @@ std::string_view SymbolCache::symbol_name(Object& obj, size_t index) {
 }
 
 SymbolCache::FrameSpan SymbolCache::store_frames(const std::vector<SymbolizedFrame>& frames) {
-  FrameSpan span{static_cast<uint32_t>(frames_.size()), static_cast<uint32_t>(frames.size())};
-  frames_.insert(frames_.end(), frames.begin(), frames.end());
+  FrameSpan span;
+  span.head = frames.at(0);
+  span.first = static_cast<uint32_t>(frames_.size());
+  span.count = static_cast<uint32_t>(frames.size() - 1);
+  frames_.insert(frames_.end(), frames.begin() + 1, frames.end());
   return span;
 }
 
@@ -232,14 +267,15 @@ void SymbolCache::symbolize(ObjectHandle h, uint64_t file_offset, bool return_ad
   Object& obj = *objects_.at(h);
   ++obj.lookups;
   FrameKey key{(uint64_t(h) << 3) | (uint64_t(return_address) << 2) | kKindOffset, file_offset};
-  auto it = frame_cache_.find(key);
-  if (it == frame_cache_.end()) {
+  const FrameSpan* span = frame_cache_.find(key);
+  if (!span) {
     std::optional<uint64_t> vaddr = obj.elf ? obj.elf->file_offset_to_vaddr(file_offset) : std::nullopt;
     uint64_t lookup = vaddr ? *vaddr - (return_address && *vaddr > 0 ? 1 : 0) : 0;
-    it = frame_cache_.emplace(key, compute_object_frames(obj, lookup, vaddr.has_value())).first;
+    frame_cache_.insert(key, compute_object_frames(obj, lookup, vaddr.has_value()));
+    span = frame_cache_.find(key);
   }
-  if (!frames_[it->second.first].resolved) ++obj.unresolved;
-  append(it->second, out);
+  if (!span->head.resolved) ++obj.unresolved;
+  append(*span, out);
 }
 
 void SymbolCache::symbolize_vaddr(ObjectHandle h, uint64_t vaddr, bool return_address,
@@ -247,13 +283,14 @@ void SymbolCache::symbolize_vaddr(ObjectHandle h, uint64_t vaddr, bool return_ad
   Object& obj = *objects_.at(h);
   ++obj.lookups;
   FrameKey key{(uint64_t(h) << 3) | (uint64_t(return_address) << 2) | kKindVaddr, vaddr};
-  auto it = frame_cache_.find(key);
-  if (it == frame_cache_.end()) {
+  const FrameSpan* span = frame_cache_.find(key);
+  if (!span) {
     uint64_t lookup = vaddr - (return_address && vaddr > 0 ? 1 : 0);
-    it = frame_cache_.emplace(key, compute_object_frames(obj, lookup, true)).first;
+    frame_cache_.insert(key, compute_object_frames(obj, lookup, true));
+    span = frame_cache_.find(key);
   }
-  if (!frames_[it->second.first].resolved) ++obj.unresolved;
-  append(it->second, out);
+  if (!span->head.resolved) ++obj.unresolved;
+  append(*span, out);
 }
 
 void SymbolCache::load_kernel_symbols() {
@@ -306,8 +343,8 @@ void SymbolCache::load_kernel_symbols() {
 void SymbolCache::symbolize_kernel(uint64_t address, bool return_address, std::vector<SymbolizedFrame>& out) {
   ++kernel_status_.lookups;
   FrameKey key{uint64_t(return_address), address};
-  auto it = kernel_cache_.find(key);
-  if (it == kernel_cache_.end()) {
+  const FrameSpan* span = kernel_cache_.find(key);
+  if (!span) {
     load_kernel_symbols();
     uint64_t lookup = address - (return_address && address > 0 ? 1 : 0);
     scratch_.clear();
@@ -319,10 +356,11 @@ void SymbolCache::symbolize_kernel(uint64_t address, bool return_address, std::v
     } else {
       scratch_.push_back({kernel_unknown_, false, false});
     }
-    it = kernel_cache_.emplace(key, store_frames(scratch_)).first;
+    kernel_cache_.insert(key, store_frames(scratch_));
+    span = kernel_cache_.find(key);
   }
-  if (!frames_[it->second.first].resolved) ++kernel_status_.unresolved;
-  append(it->second, out);
+  if (!span->head.resolved) ++kernel_status_.unresolved;
+  append(*span, out);
 }
 
 void SymbolCache::add_kernel_symbol(uint64_t start, uint64_t len, std::string_view name) {
@@ -334,8 +372,8 @@ void SymbolCache::add_kernel_symbol(uint64_t start, uint64_t len, std::string_vi
 void SymbolCache::symbolize_jit(int32_t pid, uint64_t address, bool return_address,
                                 std::vector<SymbolizedFrame>& out) {
   FrameKey key{(uint64_t(uint32_t(pid)) << 3) | (uint64_t(return_address) << 2) | kKindJit, address};
-  auto it = frame_cache_.find(key);
-  if (it == frame_cache_.end()) {
+  const FrameSpan* span = frame_cache_.find(key);
+  if (!span) {
     auto& jit = jits_[pid];
     if (!jit) {
       jit = std::make_unique<Jit>();
@@ -350,9 +388,10 @@ void SymbolCache::symbolize_jit(int32_t pid, uint64_t address, bool return_addre
     scratch_.clear();
     if (!name.empty()) scratch_.push_back({display_name(name), true, false});
     else scratch_.push_back({jit->display, false, false});
-    it = frame_cache_.emplace(key, store_frames(scratch_)).first;
+    frame_cache_.insert(key, store_frames(scratch_));
+    span = frame_cache_.find(key);
   }
-  append(it->second, out);
+  append(*span, out);
 }
 
 std::string_view SymbolCache::object_display_name(ObjectHandle h) const { return objects_.at(h)->display; }

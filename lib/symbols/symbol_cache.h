@@ -124,22 +124,48 @@ class SymbolCache {
     uint64_t a, b;
     bool operator==(const FrameKey& o) const { return a == o.a && b == o.b; }
   };
-  struct FrameKeyHash {
-    size_t operator()(const FrameKey& k) const {
-      uint64_t x = k.a * 0x9e3779b97f4a7c15ULL ^ (k.b + 0x632be59bd9b4e019ULL + (k.a << 6));
-      x ^= x >> 31;
+  // A cached answer: the first frame inline (most answers have one frame, so the
+  // hot path touches one hash slot and nothing else), the rest in frames_.
+  struct FrameSpan {
+    SymbolizedFrame head;
+    uint32_t first = 0, count = 0;  // frames_[first, first + count) hold frames 2..n
+  };
+  // Open-addressing (linear probing) map FrameKey -> FrameSpan: one cache line per
+  // lookup, no node allocations; the hot path of every sample frame.
+  class FrameTable {
+   public:
+    const FrameSpan* find(const FrameKey& k) const;
+    void insert(const FrameKey& k, FrameSpan v);  // k must be absent
+    void clear();
+    size_t size() const { return size_; }
+
+   private:
+    struct Slot {
+      FrameKey key;
+      FrameSpan value;
+    };
+    static constexpr uint64_t kEmpty = ~uint64_t(0);
+    static size_t hash(const FrameKey& k) {
+      uint64_t x = k.b ^ (k.a * 0x9e3779b97f4a7c15ULL);
+      x ^= x >> 30;
       x *= 0xbf58476d1ce4e5b9ULL;
-      x ^= x >> 29;
+      x ^= x >> 27;
+      x *= 0x94d049bb133111ebULL;
+      x ^= x >> 31;
       return static_cast<size_t>(x);
     }
-  };
-  struct FrameSpan {
-    uint32_t first, count;
+    static bool is_empty(const Slot& s) { return s.key.a == kEmpty && s.key.b == kEmpty;
+    }
+    void grow();
+    std::vector<Slot> slots_;
+    size_t size_ = 0;
   };
   struct Jit;
 
   void append(const FrameSpan& span, std::vector<SymbolizedFrame>& out) const {
-    out.insert(out.end(), frames_.begin() + span.first, frames_.begin() + span.first + span.count);
+    out.push_back(span.head);
+    if (span.count)
+      out.insert(out.end(), frames_.begin() + span.first, frames_.begin() + span.first + span.count);
   }
   FrameSpan store_frames(const std::vector<SymbolizedFrame>& frames);
   FrameSpan compute_object_frames(Object& obj, uint64_t vaddr_or_none, bool have_vaddr);
@@ -152,8 +178,8 @@ class SymbolCache {
   std::unordered_map<std::string, ObjectHandle> object_index_;
 
   std::vector<SymbolizedFrame> frames_;  // all cached frame lists, back to back
-  std::unordered_map<FrameKey, FrameSpan, FrameKeyHash> frame_cache_;
-  std::unordered_map<FrameKey, FrameSpan, FrameKeyHash> kernel_cache_;  // cleared by KSYMBOL
+  FrameTable frame_cache_;
+  FrameTable kernel_cache_;  // cleared by KSYMBOL
 
   // Interning arena.
   std::vector<std::unique_ptr<char[]>> arena_blocks_;
