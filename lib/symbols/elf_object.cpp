@@ -6,6 +6,7 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -91,6 +92,32 @@ bool better_symbol(const ElfSymbol& a, const ElfSymbol& b) {
 }
 
 }  // namespace
+
+std::string live_vdso_image() {
+  auto base = reinterpret_cast<const unsigned char*>(getauxval(AT_SYSINFO_EHDR));
+  if (!base || std::memcmp(base, ELFMAG, SELFMAG) != 0 || base[EI_CLASS] != ELFCLASS64) return {};
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, base, sizeof eh);
+  uint64_t size = eh.e_shoff + uint64_t(eh.e_shnum) * eh.e_shentsize;
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, base + eh.e_phoff + uint64_t(i) * eh.e_phentsize, sizeof ph);
+    if (ph.p_type == PT_LOAD) size = std::max<uint64_t>(size, ph.p_offset + ph.p_filesz);
+  }
+  if (size == 0 || size > (1u << 20)) return {};
+  return std::string(reinterpret_cast<const char*>(base), size);
+}
+
+std::string build_id_of_image(std::string_view image) {
+  static const bool libelf_ready = elf_version(EV_CURRENT) != EV_NONE;
+  if (!libelf_ready || image.empty()) return {};
+  std::string copy(image);  // elf_memory wants a mutable buffer
+  Elf* elf = elf_memory(copy.data(), copy.size());
+  if (!elf) return {};
+  std::string id = elf_kind(elf) == ELF_K_ELF ? raw_build_id_of(elf) : std::string();
+  elf_end(elf);
+  return id;
+}
 
 std::string build_id_hex(std::string_view raw) {
   static const char* digits = "0123456789abcdef";

@@ -104,6 +104,12 @@ class ElfObject {
   std::unique_ptr<DwflCallbackState> callback_state_;
 };
 
+// A copy of this process's own vdso image (from AT_SYSINFO_EHDR), empty if none.
+// It is the recorded [vdso] only when the build-ids match (same kernel build).
+std::string live_vdso_image();
+// GNU build-id (raw bytes) of an ELF image in memory; empty if none.
+std::string build_id_of_image(std::string_view image);
+
 // Lower-case hex of raw build-id bytes.
 std::string build_id_hex(std::string_view raw);
 // Parses hex (as in kallsyms dirs, perf buildid-list) into raw bytes; empty on error.

@@ -1,6 +1,7 @@
 #include "symbols/symbol_cache.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -115,7 +116,10 @@ SymbolCache::SymbolCache(SymbolOptions options) : options_(std::move(options)) {
   kernel_unknown_ = intern("[kernel.kallsyms]");
 }
 
-SymbolCache::~SymbolCache() = default;
+SymbolCache::~SymbolCache() {
+  objects_.clear();
+  for (const std::string& f : temp_files_) ::unlink(f.c_str());
+}
 
 std::string_view SymbolCache::intern(std::string_view s) {
   auto it = interned_.find(s);
@@ -189,11 +193,39 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
     if (!problems.empty()) problems += "; ";
     problems += problem;
   }
+  if (!obj->elf && vdso && !obj->build_id.empty()) {
+    // Not in the build-id cache (perf record --no-buildid-cache): our own vdso is the
+    // recorded one when the kernel build is the same, i.e. the build-ids match.
+    std::string image = live_vdso_image();
+    if (!image.empty() && build_id_of_image(image) == obj->build_id) {
+      const char* tmp = std::getenv("TMPDIR");
+      std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/fgtool-vdso-XXXXXX";
+      int fd = ::mkstemp(name.data());
+      if (fd >= 0) {
+        bool written = ::write(fd, image.data(), image.size()) == static_cast<ssize_t>(image.size());
+        ::close(fd);
+        std::string problem;
+        if (written) obj->elf = ElfObject::open(name, obj->build_id, search, &problem);
+        // Kept until the cache goes: the unwinder opens resolved_elf_path() too.
+        if (obj->elf) {
+          problems.clear();
+          temp_files_.push_back(name);
+        } else {
+          ::unlink(name.c_str());
+        }
+      }
+    } else if (!image.empty()) {
+      if (!problems.empty()) problems += "; ";
+      problems += "this machine's vdso has build-id " + build_id_hex(build_id_of_image(image)) +
+                  ", recording has " + build_id_hex(obj->build_id);
+    }
+  }
   if (!obj->elf) {
-    if (candidates.empty())
+    if (!problems.empty())
+      obj->problem = problems;
+    else if (candidates.empty())
       obj->problem = vdso ? "no [vdso] image: no build-id recorded or not in the build-id cache"
                           : "no file behind this mapping";
-    else obj->problem = problems;
   } else {
     obj->names.resize(obj->elf->symbols().size());
     if (obj->elf->real_symbol_count() == 0) obj->problem = "no function symbols (stripped; no debuginfo found)";

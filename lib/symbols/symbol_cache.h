@@ -194,6 +194,7 @@ class SymbolCache {
   std::string_view kernel_unknown_;
 
   std::unordered_map<int32_t, std::unique_ptr<Jit>> jits_;
+  std::vector<std::string> temp_files_;  // live vdso copies, removed by the destructor
   std::vector<SymbolizedFrame> scratch_;
   std::vector<std::string> inline_scratch_;
 };

@@ -36,6 +36,13 @@ void compare_with_perf(const std::string& program, const std::string& args, size
                           " --show-mmap-events -F ip,sym,dso 2>/dev/null");
   ASSERT_EQ(script.status, 0) << script.err;
 
+  // The recording's [vdso] build-id (perf saves the image in its cache; we are on
+  // the same kernel, so the live vdso matches it).
+  std::string vdso_build_id;
+  {
+    auto ids = run_shell("perf buildid-list -i " + shell_quote(data) + " 2>/dev/null | awk '$2==\"[vdso]\"{print $1}'");
+    vdso_build_id = fg::build_id_from_hex(ids.out.substr(0, ids.out.find('\n')));
+  }
   static const std::regex mmap_re(
       R"(PERF_RECORD_MMAP2? \d+/\d+: \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|0) .*\]: r-xp (.*)$)");
   static const std::regex sample_re(R"(^\s*([0-9a-f]+) (.*) \((.*)\)$)");
@@ -71,8 +78,8 @@ void compare_with_perf(const std::string& program, const std::string& args, size
     const Map* map = nullptr;
     for (const Map& mp : maps)
       if (ip >= mp.start && ip < mp.start + mp.len && mp.path == dso) map = &mp;
-    if (!map || dso.front() == '[') continue;  // vdso etc. are other tests' business
-    auto h = cache.object({map->path, ""});
+    if (!map || (dso.front() == '[' && dso != "[vdso]")) continue;
+    auto h = cache.object({map->path, dso == "[vdso]" ? vdso_build_id : ""});
     std::vector<fg::SymbolizedFrame> out;
     cache.symbolize(h, ip - map->start + map->pgoff, false, out);
     ASSERT_EQ(out.size(), 1u);
@@ -89,6 +96,7 @@ void compare_with_perf(const std::string& program, const std::string& args, size
   EXPECT_GT(samples, 100u);
   EXPECT_GE(per_object.size(), min_objects) << "expected samples in the program and in libc";
   if (kernel && !cache.kernel_status().kptr_restricted) EXPECT_GT(kernel_samples, 5u);
+  if (kernel) EXPECT_GT(per_object["[vdso]"], 5) << "fixture spends time in the vdso";
 }
 
 TEST(PerfOracle, CFixtureAndLibcNamesMatchPerfScript) { compare_with_perf(SYMFX_C_PIE, "40000000", 2, true); }

@@ -402,3 +402,55 @@ TEST(SymbolCache, BadFilesGiveStatusNotCrashes) {
 }
 
 }  // namespace
+
+namespace {
+
+// The vdso: perf's cache copy ([vdso]/<bid>/vdso), our own vdso when the build-ids
+// match, and a clear reason when they do not.
+TEST(SymbolCache, VdsoFromBuildIdCacheOrLiveImage) {
+  std::string image = fg::live_vdso_image();
+  if (image.empty()) GTEST_SKIP() << "no vdso in this process";
+  std::string bid = fg::build_id_of_image(image);
+  ASSERT_FALSE(bid.empty());
+  std::string hex = fg::build_id_hex(bid);
+  std::string cache_dir = fg::test::temp_dir();
+  std::string file = cache_dir + "/[vdso]/" + hex + "/vdso";
+  ASSERT_EQ(run_shell("mkdir -p " + shell_quote(cache_dir + "/[vdso]/" + hex)).status, 0);
+  fg::test::write_file(file, image);
+  // Oracle: the image's dynamic symbols as nm sees them.
+  auto loads = readelf_loads(file);
+  auto nm = run_shell("nm -D -S --defined-only " + shell_quote(file) + " | awk '$3==\"T\"{print $1, $2, $4}'");
+  std::map<std::string, uint64_t> fn;
+  std::istringstream in(nm.out);
+  std::string a, sz, name;
+  while (in >> a >> sz >> name) fn[name.substr(0, name.find('@'))] = std::stoull(a, nullptr, 16) + std::stoull(sz, nullptr, 16) / 2;
+  ASSERT_TRUE(fn.count("__vdso_clock_gettime")) << nm.out;
+  uint64_t off = vaddr_to_offset(loads, fn["__vdso_clock_gettime"]);
+  {
+    auto o = test_options();
+    o.buildid_dir = cache_dir;
+    fg::SymbolCache cache(o);
+    auto h = cache.object({"[vdso]", bid});
+    EXPECT_EQ(cache.resolved_elf_path(h), file);
+    // clock_gettime is a weak alias of the global __vdso_clock_gettime: perf shows the latter.
+    EXPECT_EQ(name_at(cache, h, off), "__vdso_clock_gettime");
+    EXPECT_EQ(cache.object_display_name(h), "[vdso]");
+  }
+  {
+    fg::SymbolCache cache(test_options());  // empty cache: the live image
+    auto h = cache.object({"[vdso]", bid});
+    EXPECT_EQ(name_at(cache, h, off), "__vdso_clock_gettime");
+    std::string path = cache.resolved_elf_path(h);
+    EXPECT_EQ(fg::test::read_file(path), image);
+  }
+  {
+    fg::SymbolCache cache(test_options());
+    auto h = cache.object({"[vdso]", std::string(20, '\x42')});
+    bool resolved = true;
+    EXPECT_EQ(name_at(cache, h, off, false, &resolved), "[vdso]");
+    EXPECT_FALSE(resolved);
+    EXPECT_NE(cache.object_statuses().at(h).problem.find("this machine's vdso"), std::string::npos);
+  }
+}
+
+}  // namespace
