@@ -19,7 +19,8 @@ pkgs=(g++ cmake ninja-build make pkg-config python3 git
       libboost-program-options-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev
       nlohmann-json3-dev libgtest-dev libbenchmark-dev libxml2-utils
       linux-perf elfutils binutils lld xz-utils)
-[ $want_demo = 1 ] && pkgs+=(libtorch-dev)
+# OpenBLAS so fp32 Linear/addmm runs on it, as in the recordings the categories describe.
+[ $want_demo = 1 ] && pkgs+=(libtorch-dev libopenblas0-pthread)
 if [ $want_browser = 1 ]; then
   pkgs+=(chromium)
   # Use the machine's Node.js/npm when present (Debian's npm conflicts with a newer node).
@@ -34,5 +35,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ $want_browser = 1 ]; then
+  # playwright-core (pinned in tests/browser/package-lock.json) drives /usr/bin/chromium; no browser download.
+  echo "setup: npm ci in tests/browser"
+  (cd "$(dirname "$0")/../tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi
 echo "setup: all dependencies present"

@@ -30,13 +30,60 @@ struct FrameKey {
   uint64_t a, b;
   bool operator==(const FrameKey& o) const { return a == o.a && b == o.b; }
 };
-struct FrameKeyHash {
-  size_t operator()(const FrameKey& k) const {
+
+// Frame-cache value: a run of FrameIds in the frame arena.
+struct FrameSpan {
+  uint32_t start, count;
+};
+
+// Open-addressing (linear probing) map from FrameKey to FrameSpan. The frame
+// cache is looked up for every frame of every new raw stack, so it must not
+// chase a pointer per lookup as std::unordered_map does.
+class FrameCache {
+ public:
+  // The cached span, or nullptr.
+  const FrameSpan* find(const FrameKey& k) const {
+    if (slots_.empty()) return nullptr;
+    size_t mask = slots_.size() - 1;
+    for (size_t i = hash(k) & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.key == k) return &s.value;
+    }
+  }
+  const FrameSpan& insert(const FrameKey& k, FrameSpan v) {
+    if ((size_ + 1) * 4 >= slots_.size() * 3) grow();
+    ++size_;
+    return place(k, v);
+  }
+
+ private:
+  struct Slot {
+    FrameKey key{0, 0};
+    FrameSpan value{0, 0};
+    bool used = false;
+  };
+  static size_t hash(const FrameKey& k) {
     uint64_t h = k.a * 0x9e3779b97f4a7c15ull ^ (k.b + 0x632be59bd9b4e019ull + (k.a << 6));
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ull;
     return size_t(h ^ (h >> 32));
   }
+  const FrameSpan& place(const FrameKey& k, FrameSpan v) {
+    size_t mask = slots_.size() - 1;
+    size_t i = hash(k) & mask;
+    while (slots_[i].used) i = (i + 1) & mask;
+    slots_[i] = Slot{k, v, true};
+    return slots_[i].value;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 4096 : old.size() * 2, Slot{});
+    for (const Slot& s : old)
+      if (s.used) place(s.key, s.value);
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
 };
 
 // One address of a sample's stack, leaf first.
@@ -431,9 +478,8 @@ class StackFolder final : public RecordHandler {
         key = FrameKey{(uint64_t(FrameKind::jit) << 60) | (uint64_t(uint32_t(pid)) << 1), a.address};
       }
     }
-    auto it = frame_cache_.find(key);
-    if (it == frame_cache_.end()) it = frame_cache_.emplace(key, symbolise(a, map, pid)).first;
-    const Span& sp = it->second;
+    const FrameSpan* cached = frame_cache_.find(key);
+    const FrameSpan& sp = cached ? *cached : frame_cache_.insert(key, symbolise(a, map, pid));
     stack_arena_.insert(stack_arena_.end(), frame_arena_.begin() + sp.start, frame_arena_.begin() + sp.start + sp.count);
   }
 
@@ -465,7 +511,7 @@ class StackFolder final : public RecordHandler {
     uint32_t start, count;
   };
 
-  Span symbolise(const StackAddress& a, const MapEntry* map, int32_t pid) {
+  FrameSpan symbolise(const StackAddress& a, const MapEntry* map, int32_t pid) {
     resolved_.clear();
     std::string fallback;
     bool jit = false;
@@ -495,7 +541,7 @@ class StackFolder final : public RecordHandler {
       jit = true;
       fallback = "[" + basename_of(map->path) + "]";
     }
-    Span sp{uint32_t(frame_arena_.size()), 0};
+    FrameSpan sp{uint32_t(frame_arena_.size()), 0};
     bool any = false;
     for (const SymbolizedFrame& f : resolved_) {
       if (!f.resolved) continue;
@@ -571,7 +617,7 @@ class StackFolder final : public RecordHandler {
   std::vector<FrameId> stack_arena_;
   std::vector<double> weights_;         // per raw stack, on-CPU
   std::unordered_map<uint64_t, uint64_t> off_weights_;  // (raw stack << 16 | state) -> ns
-  std::unordered_map<FrameKey, Span, FrameKeyHash> frame_cache_;
+  FrameCache frame_cache_;
   std::vector<FrameId> frame_arena_;
   std::unordered_map<RootKey, FrameId, RootKeyHash> roots_;
   std::unordered_map<std::string, std::string> feature_ids_;
