@@ -414,44 +414,89 @@ const ElfSymbol* ElfObject::find_symbol(uint64_t vaddr) const {
   return nullptr;
 }
 
+namespace {
+
+const char* die_function_name(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
+    if (dwarf_attr_integrate(die, at, &attr)) {
+      if (const char* name = dwarf_formstring(&attr)) return name;
+    }
+  }
+  return "";
+}
+
+// Out-of-line subprograms of a CU, also inside namespaces and classes.
+void collect_subprograms(Dwarf_Die* parent, std::vector<CuSubprogram>& out, int depth) {
+  Dwarf_Die child;
+  if (depth > 16 || dwarf_child(parent, &child) != 0) return;
+  do {
+    int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_subprogram) {
+      Dwarf_Addr base, start, end;
+      ptrdiff_t off = 0;
+      while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0)
+        if (end > start) out.push_back({start, end, child});
+    } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+               tag == DW_TAG_union_type) {
+      collect_subprograms(&child, out, depth + 1);
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+}  // namespace
+
+const std::vector<CuSubprogram>& ElfObject::cu_subprograms(Dwarf_Die* cu) const {
+  auto key = static_cast<uint64_t>(dwarf_dieoffset(cu));
+  auto it = cu_index_.find(key);
+  if (it != cu_index_.end()) return it->second;
+  std::vector<CuSubprogram> subs;
+  collect_subprograms(cu, subs, 0);
+  std::sort(subs.begin(), subs.end(), [](const CuSubprogram& a, const CuSubprogram& b) { return a.low < b.low; });
+  return cu_index_.emplace(key, std::move(subs)).first->second;
+}
+
 void ElfObject::inline_chain(uint64_t vaddr, std::vector<std::string>& out) const {
   out.clear();
   if (!has_dwarf_) return;
   Dwarf_Addr bias = 0;
   Dwarf_Die* cu = dwfl_module_addrdie(module_, vaddr, &bias);
   if (!cu) return;
-  Dwarf_Die* scopes = nullptr;
-  int n = dwarf_getscopes(cu, vaddr - bias, &scopes);
-  // dwarf_getscopes follows an inlined instance with the scopes of its abstract
-  // definition, not with the functions it was inlined into; so take the innermost
-  // inlined instance and walk its physical parents with dwarf_getscopes_die.
-  Dwarf_Die innermost;
-  bool found = false;
-  for (int i = 0; i < n && !found; ++i) {
-    int tag = dwarf_tag(&scopes[i]);
-    if (tag == DW_TAG_subprogram) break;
-    if (tag == DW_TAG_inlined_subroutine) {
-      innermost = scopes[i];
-      found = true;
+  Dwarf_Addr pc = vaddr - bias;
+  // The subprogram containing pc, from a per-CU index (dwarf_getscopes would walk
+  // the whole CU for every address).
+  const std::vector<CuSubprogram>& subs = cu_subprograms(cu);
+  auto it = std::upper_bound(subs.begin(), subs.end(), pc,
+                             [](Dwarf_Addr v, const CuSubprogram& s) { return v < s.low; });
+  const CuSubprogram* sub = nullptr;
+  for (int back = 1; back <= 4 && it - back >= subs.begin(); ++back) {
+    if (pc < (it - back)->high) {
+      sub = &*(it - back);
+      break;
     }
   }
-  std::free(scopes);
-  scopes = nullptr;
-  if (!found) return;
-  n = dwarf_getscopes_die(&innermost, &scopes);
-  for (int i = 0; i < n; ++i) {
-    int tag = dwarf_tag(&scopes[i]);
-    if (tag == DW_TAG_subprogram) break;
-    if (tag != DW_TAG_inlined_subroutine) continue;
-    Dwarf_Attribute attr;
-    const char* name = nullptr;
-    for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
-      if (dwarf_attr_integrate(&scopes[i], at, &attr) && (name = dwarf_formstring(&attr))) break;
+  if (!sub) return;
+  // Descend through the scopes containing pc; each inlined_subroutine on the way
+  // is a frame, outermost first.
+  Dwarf_Die scope = sub->die;
+  for (int depth = 0; depth < 64; ++depth) {
+    Dwarf_Die child;
+    bool descended = false;
+    if (dwarf_child(&scope, &child) == 0) {
+      do {
+        int tag = dwarf_tag(&child);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block && tag != DW_TAG_try_block &&
+            tag != DW_TAG_catch_block)
+          continue;
+        if (dwarf_haspc(&child, pc) != 1) continue;
+        if (tag == DW_TAG_inlined_subroutine) out.emplace_back(die_function_name(&child));
+        scope = child;
+        descended = true;
+        break;
+      } while (dwarf_siblingof(&child, &child) == 0);
     }
-    out.emplace_back(name ? name : "");
+    if (!descended) break;
   }
-  std::free(scopes);
-  std::reverse(out.begin(), out.end());
 }
 
 }  // namespace fg

@@ -10,6 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include <elfutils/libdw.h>
+
+#include <unordered_map>
+
 struct Dwfl;
 struct Dwfl_Module;
 
@@ -42,6 +46,12 @@ struct LoadSegment {
 };
 
 struct DwflCallbackState;
+
+// An out-of-line function's pc range in a CU (for the inline-chain index).
+struct CuSubprogram {
+  uint64_t low, high;
+  Dwarf_Die die;
+};
 
 class ElfObject {
  public:
@@ -87,6 +97,7 @@ class ElfObject {
   bool load(std::string_view expected_build_id, std::string* problem);
   void build_symbol_table();
   void add_plt_symbols(std::vector<ElfSymbol>& out);
+  const std::vector<CuSubprogram>& cu_subprograms(Dwarf_Die* cu) const;
 
   std::string path_;
   std::string build_id_;
@@ -102,6 +113,8 @@ class ElfObject {
   // Dwfl_Callbacks and what they read; libdwfl keeps pointers to it, so it lives on
   // the heap for the object's lifetime.
   std::unique_ptr<DwflCallbackState> callback_state_;
+  // CU DIE offset -> its subprograms sorted by low pc (built on first use).
+  mutable std::unordered_map<uint64_t, std::vector<CuSubprogram>> cu_index_;
 };
 
 // A copy of this process's own vdso image (from AT_SYSINFO_EHDR), empty if none.
