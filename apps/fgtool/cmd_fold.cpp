@@ -10,6 +10,7 @@
 #include "fold_cli.h"
 #include "fold/fold_perf_data.h"
 #include "folded/folded_writer.h"
+#include "traces/trace_inputs.h"  // traces helper: Chrome trace JSON, oneDNN verbose logs
 
 namespace fg::cli {
 namespace {
@@ -20,11 +21,29 @@ int run_fold(const std::vector<std::string>& args) {
   add_fold_options(options, cli);
   options.add_options()("output,o", po::value(&cli.output)->default_value("-"), "output file ('-' = stdout)")(
       "input", po::value(&cli.input), "perf.data (file or pipe mode; '-' = stdin)");
+  bool onednn_verbose = false;  // traces helper (lib/traces)
+  options.add_options()("onednn-verbose", po::bool_switch(&onednn_verbose),
+                        "input is a oneDNN verbose log: stacks primitive;implementation;shape, weight us");
   po::positional_options_description positional;
   positional.add("input", 1);
   po::variables_map vm;
   if (!parse_args("fold", args, options, positional, vm)) return 0;
   if (cli.input.empty()) throw UsageError("no input file (see 'fgtool help fold')");
+  // ---- traces helper: Chrome trace JSON (detected) and oneDNN verbose logs (lib/traces) ----
+  if (TraceInputKind kind = onednn_verbose ? TraceInputKind::OnednnVerbose : detect_trace_input(cli.input);
+      kind != TraceInputKind::None) {
+    TraceFoldOptions to;
+    to.lenient = cli.partial;
+    to.progress = Progress::default_enabled();
+    FoldedProfile profile = fold_trace_input(cli.input, kind, to, [&](const std::string& w) {
+      std::cerr << "fgtool fold: " << cli.input << ": " << w << "\n";
+    });
+    AtomicOutput out(cli.output);
+    write_folded(profile, out);
+    out.commit();
+    return 0;
+  }
+  // ---- end traces helper ----
   FoldOptions fo = to_fold_options(cli, vm);
   Progress timer("fold", 0, fo.progress);
   FoldStats stats;
@@ -45,7 +64,9 @@ const Registration reg{CommandInfo{
     "  fgtool fold --off-cpu sched.data -o off.folded     # blocked time (us) from sched_switch\n"
     "  fgtool fold --wall wall.data | fgtool svg - -o wall.svg\n"
     "  perf record -g -o - ./app | fgtool fold -          # pipe mode\n"
-    "  fgtool fold --symfs /srv/rootfs --kallsyms kallsyms.txt other-host.data\n",
+    "  fgtool fold --symfs /srv/rootfs --kallsyms kallsyms.txt other-host.data\n"
+    "  fgtool fold trace.json -o t.folded       # Chrome trace JSON: PROCESS;THREAD;spans, self time in us\n"
+    "  ONEDNN_VERBOSE=1 ./app > v.log; fgtool fold --onednn-verbose v.log  # primitive;impl;shape, us\n",
     run_fold, 20}};
 
 }  // namespace

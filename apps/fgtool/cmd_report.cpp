@@ -11,6 +11,7 @@
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
 #include "folded/profile_loader.h"
+#include "traces/onednn_verbose.h"  // traces helper: --onednn-verbose
 
 namespace {
 
@@ -27,7 +28,8 @@ int run_report(const std::vector<std::string>& args) {
     ("top,n", po::value(&top)->default_value(top), "functions listed per category")
     ("rules", po::value(&rules_file), "a rules JSON file added to the built-in rules (see 'fgtool help rules')")
     ("output,o", po::value(&output), "output file ('-' = stdout, the default)")
-    ("lenient", po::bool_switch(), "skip malformed input lines instead of failing");
+    ("lenient", po::bool_switch(), "skip malformed input lines instead of failing")
+    ("onednn-verbose", po::bool_switch(), "inputs are oneDNN verbose logs: time per primitive kind and implementation");
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
@@ -35,6 +37,19 @@ int run_report(const std::vector<std::string>& args) {
   if (format != "table" && format != "json" && format != "csv")
     throw fg::UsageError("--format '" + format + "': expected table, json or csv");
   if (inputs.empty()) inputs.push_back("-");
+  // ---- traces helper: oneDNN verbose logs (lib/traces/onednn_verbose.h) ----
+  if (vm["onednn-verbose"].as<bool>()) {
+    fg::OnednnVerboseStats st;
+    fg::OnednnSummary summary = fg::summarize_onednn_verbose(inputs, &st);
+    for (const auto& w : st.warnings()) std::cerr << "fgtool report: " << w << "\n";
+    fg::AtomicOutput out(output);
+    if (format == "json") out.write(fg::format_onednn_summary_json(summary));
+    else if (format == "csv") out.write(fg::format_onednn_summary_csv(summary));
+    else out.write(fg::format_onednn_summary_text(summary));
+    out.commit();
+    return 0;
+  }
+  // ---- end traces helper ----
 
   fg::CategoryRules rules = fg::CategoryRules::defaults();
   if (!rules_file.empty()) rules.apply_overrides(fg::CategoryRules::load_file(rules_file));
@@ -71,6 +86,7 @@ fg::cli::Registration reg{fg::cli::CommandInfo{
     "  fgtool report perf.data --top 10\n"
     "  fgtool report train.folded --format json -o report.json   # schema: lib/categories/REPORT_SCHEMA.md\n"
     "  fgtool report train.folded --format csv --rules my_rules.json\n"
+    "  ONEDNN_VERBOSE=1 ./app > v.log; fgtool report --onednn-verbose v.log   # time per oneDNN primitive/impl\n"
     "Resource = the category of the leaf-most frame a rule matches (what the CPU was doing);\n"
     "phase = the category of the outer-most matching frame (which part of the step). 'other' is what\n"
     "no rule matched: see its top functions to write rules (fgtool help rules).\n",
