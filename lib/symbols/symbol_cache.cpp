@@ -149,7 +149,9 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
   obj->path = std::string(key.path);
   obj->build_id = std::string(key.build_id);
   std::string base = basename_of(obj->path);
-  obj->display = intern(!base.empty() && base.front() == '[' && base.back() == ']' ? base : "[" + base + "]");
+  obj->display = intern(base.empty()                                         ? std::string("[unknown]")
+                        : base.front() == '[' && base.back() == ']' ? base
+                                                                   : "[" + base + "]");
 
   // Lookup path without " (deleted)", which the kernel appends to replaced files.
   std::string path = obj->path;

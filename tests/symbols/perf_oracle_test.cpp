@@ -21,8 +21,11 @@ struct Map {
   std::string path;
 };
 
+// plt_at_file_offsets: perf 6.1 places synthesized name@plt symbols at the .plt
+// section's file offset instead of its address, so where they differ (lld) perf
+// says [unknown] for PLT samples and we are right.
 void compare_with_perf(const std::string& program, const std::string& args, size_t min_objects,
-                       bool kernel = false) {
+                       bool kernel = false, bool plt_at_file_offsets = false) {
   SCOPED_TRACE(program);
   std::string reason = fg::test::perf_unavailable_reason();
   if (!reason.empty()) GTEST_SKIP() << reason;
@@ -86,6 +89,9 @@ void compare_with_perf(const std::string& program, const std::string& args, size
     std::string ours = out[0].resolved ? std::string(out[0].name) : "[unknown]";
     ++samples;
     per_object[dso]++;
+    if (plt_at_file_offsets && perf_sym == "[unknown]" && ours.size() > 4 &&
+        ours.compare(ours.size() - 4, 4, "@plt") == 0)
+      continue;
     if (ours != perf_sym) {
       ++mismatches;
       ADD_FAILURE() << std::hex << "ip " << ip << " in " << dso << ": perf says '" << perf_sym << "', we say '"
@@ -102,7 +108,7 @@ void compare_with_perf(const std::string& program, const std::string& args, size
 TEST(PerfOracle, CFixtureAndLibcNamesMatchPerfScript) { compare_with_perf(SYMFX_C_PIE, "40000000", 2, true); }
 TEST(PerfOracle, CxxFixtureNamesMatchPerfScript) { compare_with_perf(SYMFX_CXX, "60000000 cold", 1); }
 #ifdef SYMFX_C_LLD
-TEST(PerfOracle, LldFixtureNamesMatchPerfScript) { compare_with_perf(SYMFX_C_LLD, "40000000", 2); }
+TEST(PerfOracle, LldFixtureNamesMatchPerfScript) { compare_with_perf(SYMFX_C_LLD, "40000000", 2, false, true); }
 #endif
 
 }  // namespace
