@@ -17,7 +17,7 @@ namespace {
 
 int synth_main(int argc, char** argv) {
   std::string out;
-  uint32_t train = 12000, test = 2000;
+  uint32_t train = 60000, test = 10000;  // the sizes of real MNIST
   uint64_t seed = 1;
   po::options_description desc("Options");
   desc.add_options()

@@ -53,17 +53,18 @@ double distance_to_segment(double px, double py, double x0, double y0, double x1
 void draw_digit(int digit, SplitMix& rng, uint8_t* out) {
   const double width = 11.0 * rng.uniform(0.8, 1.2);
   const double height = 17.0 * rng.uniform(0.85, 1.15);
-  const double cx = 14.0 + rng.uniform(-3.0, 3.0);
+  const double cx = 14.0 + rng.uniform(-3.5, 3.5);
   const double cy = 14.0 + rng.uniform(-2.0, 2.0);
-  const double slant = rng.uniform(-0.3, 0.3);  // x shift per unit of height above centre
+  const double slant = rng.uniform(-0.4, 0.4);  // x shift per unit of height above centre
   const double half_stroke = rng.uniform(0.7, 1.3);
   const double ink = rng.uniform(170.0, 255.0);
 
   // Place the lit segments in pixel space, each endpoint wobbling a little.
-  Segment lit[7];
+  Segment lit[8];
   int n = 0;
   for (int s = 0; s < 7; ++s) {
     if (!(kDigitSegments[digit] >> s & 1)) continue;
+    if (rng.uniform() < 0.04) continue;  // a missing stroke now and then, as in sloppy handwriting
     auto place = [&](double ux, double uy, double& x, double& y) {
       double yy = (uy - 0.5) * height;
       x = cx + (ux - 0.5) * width - slant * yy + rng.uniform(-0.8, 0.8);
@@ -72,6 +73,13 @@ void draw_digit(int digit, SplitMix& rng, uint8_t* out) {
     Segment& p = lit[n++];
     place(kSegments[s].x0, kSegments[s].y0, p.x0, p.y0);
     place(kSegments[s].x1, kSegments[s].y1, p.x1, p.y1);
+  }
+  if (rng.uniform() < 0.3) {  // a stray stroke anywhere on the canvas
+    Segment& p = lit[n++];
+    p.x0 = rng.uniform(2.0, 26.0);
+    p.y0 = rng.uniform(2.0, 26.0);
+    p.x1 = std::clamp(p.x0 + rng.uniform(-8.0, 8.0), 1.0, 27.0);
+    p.y1 = std::clamp(p.y0 + rng.uniform(-8.0, 8.0), 1.0, 27.0);
   }
 
   for (int y = 0; y < kSide; ++y) {

@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/cuda.h>
 
+#include <dlfcn.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -34,7 +35,14 @@ int configure_threads(const TrainerOptions& opts) {
     cpu_set_t cpus;
     threads = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
   }
-  at::set_num_threads(std::max(threads, 1));
+  threads = std::max(threads, 1);
+  at::set_num_threads(threads);
+  // OpenBLAS (pthread build) keeps its own pool sized to all cores, which
+  // libtorch does not resize; match it to --threads so a run uses the CPUs it
+  // asked for. The reference BLAS lacks the symbol and is single-threaded.
+  if (!std::getenv("OPENBLAS_NUM_THREADS"))
+    if (auto set_blas_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+      set_blas_threads(threads);
   return at::get_num_threads();
 }
 
