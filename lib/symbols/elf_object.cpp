@@ -215,7 +215,12 @@ bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
       return false;
     }
   }
-  if (!expected_build_id.empty() && build_id_ != expected_build_id) {
+  // perf.data BUILD_ID records may carry the id zero-padded to 24 bytes.
+  std::string_view want = expected_build_id;
+  if (want.size() > build_id_.size() && want.substr(0, build_id_.size()) == build_id_ &&
+      want.find_first_not_of('\0', build_id_.size()) == std::string_view::npos)
+    want = want.substr(0, build_id_.size());
+  if (!want.empty() && build_id_ != want) {
     *problem = build_id_.empty()
                    ? "build-id mismatch: " + path_ + " has no build-id, recording has " +
                          build_id_hex(expected_build_id)

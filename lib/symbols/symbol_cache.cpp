@@ -148,6 +148,8 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
   auto obj = std::make_unique<Object>();
   obj->path = std::string(key.path);
   obj->build_id = std::string(key.build_id);
+  // BUILD_ID records pad ids to 24 bytes; GNU build-ids are at most 20 (SHA-1).
+  while (obj->build_id.size() > 20 && obj->build_id.back() == '\0') obj->build_id.pop_back();
   std::string base = basename_of(obj->path);
   obj->display = intern(base.empty()                                         ? std::string("[unknown]")
                         : base.front() == '[' && base.back() == ']' ? base

@@ -350,6 +350,9 @@ TEST(SymbolCache, BuildIdCacheSymfsAndMismatch) {
     EXPECT_EQ(st.debug_file, cache_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + "/debug");
     EXPECT_EQ(st.build_id_hex, hex);
     EXPECT_EQ(cache.object({recorded, bid}), h);  // opened once
+    // A BUILD_ID record's id zero-padded to 24 bytes still matches.
+    auto padded = cache.object({SYMFX_C_PIE, raw_build_id(SYMFX_C_PIE) + std::string(4, '\0')});
+    EXPECT_TRUE(cache.object_statuses().at(padded).found) << cache.object_statuses().at(padded).problem;
   }
   {
     // A rebuilt binary at the recorded path (different build-id) is skipped for the
