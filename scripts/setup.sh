@@ -3,12 +3,14 @@
 #   scripts/setup.sh            build + runtime deps of fgtool and its tests
 #   scripts/setup.sh --demo     also libtorch (the MLP/VAE demo trainers)
 #   scripts/setup.sh --browser  also chromium + playwright-core (browser tests)
+#   scripts/setup.sh --fuzz     also clang 14 + its libFuzzer runtime (scripts/fuzz.sh)
 set -euo pipefail
-want_demo=0; want_browser=0
+want_demo=0; want_browser=0; want_fuzz=0
 for a in "$@"; do
   case "$a" in
     --demo) want_demo=1 ;;
     --browser) want_browser=1 ;;
+    --fuzz) want_fuzz=1 ;;
     *) echo "setup.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -21,6 +23,7 @@ pkgs=(g++ cmake ninja-build make pkg-config python3 git
       linux-perf elfutils binutils lld xz-utils)
 # OpenBLAS so fp32 Linear/addmm runs on it, as in the recordings the categories describe.
 [ $want_demo = 1 ] && pkgs+=(libtorch-dev libopenblas0-pthread)
+[ $want_fuzz = 1 ] && pkgs+=(clang-14 libclang-rt-14-dev)
 if [ $want_browser = 1 ]; then
   pkgs+=(chromium)
   # Use the machine's Node.js/npm when present (Debian's npm conflicts with a newer node).
