@@ -20,6 +20,10 @@ namespace {
 // Timestamps are kept as integer nanoseconds so self times subtract exactly
 // and identical stacks add up without floating-point noise. The limit keeps
 // ts + dur inside int64 and covers epoch-based microsecond clocks.
+// Stacks are cut at the depth the folded reader accepts, so that pathological
+// nesting cannot make the output quadratic in size.
+constexpr size_t kMaxFrames = 4096;
+
 constexpr int64_t kMaxAbsNs = int64_t(4) * 1000 * 1000 * 1000 * 1000 * 1000 * 1000;  // 4e18 ns
 
 // ---- byte source for nlohmann's iterator input adapter -------------------
@@ -276,12 +280,19 @@ class TraceHandler {
     return true;
   }
   bool parse_error(std::size_t position, const std::string& /*token*/, const nlohmann::detail::exception& ex) {
-    error_position_ = position;
-    std::string m = ex.what();
+    // nlohmann counts the offending character (or the end of input) as read:
+    // report the 0-based offset of that character, at most the input's length.
+    uint64_t at = position ? position - 1 : 0;
+    error_position_ = std::min<uint64_t>(at, src_.consumed());
+    at_end_of_input_ = src_.at_end() && error_position_ == src_.consumed();
     // "[json.exception.parse_error.101] parse error at line 1, column 9: syntax error ..." -> "syntax error ..."
-    size_t at = m.find("parse error");
-    if (at != std::string::npos) {
-      size_t colon = m.find(": ", at);
+    std::string m = ex.what();
+    if (!m.empty() && m[0] == '[') {
+      size_t close = m.find("] ");
+      if (close != std::string::npos) m = m.substr(close + 2);
+    }
+    if (m.compare(0, 11, "parse error") == 0) {
+      size_t colon = m.find(": ");
       if (colon != std::string::npos) m = m.substr(colon + 2);
     }
     error_ = m;
@@ -293,7 +304,8 @@ class TraceHandler {
   bool found_events() const { return found_events_; }
   bool events_closed() const { return events_closed_; }
   bool root_is_object() const { return root_is_object_; }
-  size_t error_position() const { return error_position_; }
+  uint64_t error_position() const { return error_position_; }
+  bool error_at_end_of_input() const { return at_end_of_input_; }
   const std::string& error() const { return error_; }
 
   void fold(FoldedProfile& profile);
@@ -491,7 +503,7 @@ class TraceHandler {
   const ChromeTraceOptions& opt_;
   ChromeTraceStats& stats_;
 
-  int64_t depth_ = 0, events_depth_ = 0, event_depth_ = -1;
+  int64_t depth_ = 0, events_depth_ = -1, event_depth_ = -1;  // events_depth_: depth of the traceEvents array
   bool root_is_object_ = false, found_events_ = false, events_closed_ = false;
   std::string root_key_;
   bool in_event_ = false, in_args_ = false, args_key_is_name_ = false;
@@ -505,7 +517,8 @@ class TraceHandler {
   std::unordered_map<std::string, uint32_t> thread_of_;
   std::unordered_map<std::string, std::string> process_names_, thread_names_;
 
-  size_t error_position_ = 0;
+  uint64_t error_position_ = 0;
+  bool at_end_of_input_ = false;
   std::string error_;
 };
 
@@ -553,15 +566,18 @@ void TraceHandler::fold(FoldedProfile& profile) {
     std::sort(t.spans.begin(), t.spans.end(), span_before);
     // Root frames for the thread.
     NodeId root = 0;
+    size_t root_depth = 0;
     if (opt_.roots == ChromeTraceOptions::Roots::ProcessAndThread) {
       auto p = process_names_.find(t.pid_key);
       std::string label = p != process_names_.end() && !p->second.empty() ? p->second : label_of(t.pid_key, "pid");
       root = profile.child(root, profile.intern(label));
+      ++root_depth;
     }
     if (opt_.roots != ChromeTraceOptions::Roots::None) {
       auto n = thread_names_.find(t.pid_key + '\0' + t.tid_key);
       std::string label = n != thread_names_.end() && !n->second.empty() ? n->second : label_of(t.tid_key, "tid");
       root = profile.child(root, profile.intern(label));
+      ++root_depth;
     }
     stack.clear();
     auto close_top = [&]() {
@@ -594,6 +610,11 @@ void TraceHandler::fold(FoldedProfile& profile) {
       }
       if (s.end == s.start) {
         ++stats_.zero_length;
+        continue;
+      }
+      if (root_depth + stack.size() >= kMaxFrames) {  // its time stays with the deepest kept span
+        if (!stats_.too_deep++)
+          stats_.first_too_deep = "byte " + std::to_string(s.offset) + ": " + quote_name(std::string(profile.frame_name(s.name)));
         continue;
       }
       ++stats_.spans;
@@ -631,6 +652,7 @@ std::vector<std::string> ChromeTraceStats::warnings() const {
   add(unmatched_ends, "'E' events without a 'B' ignored", first_unmatched_end);
   add(unclosed_begins, "'B' events never ended ignored", first_unclosed_begin);
   add(overlaps, "spans outliving their parent split at the parent's end", first_overlap);
+  add(too_deep, "spans nested deeper than 4096 frames counted in their deepest kept ancestor", first_too_deep);
   if (missing_close) w.push_back("the traceEvents array is not closed (the trace was cut after a complete event)");
   return w;
 }
@@ -653,7 +675,7 @@ FoldedProfile fold_chrome_trace(const std::string& path, const ChromeTraceOption
       st.missing_close = true;
     } else {
       std::string what = "malformed JSON: " + handler.error();
-      if (handler.error().find("unexpected end of input") != std::string::npos) what += " (truncated file?)";
+      if (handler.error_at_end_of_input()) what += " (truncated file?)";
       throw InputError::at_offset(in.name(), handler.error_position(), what);
     }
   }

@@ -37,11 +37,13 @@ struct ChromeTraceStats {
   uint64_t unmatched_ends = 0;   // E with no open B on its thread (ignored)
   uint64_t unclosed_begins = 0;  // B never ended (ignored)
   uint64_t overlaps = 0;         // spans ending after their parent: split there, the rest a sibling
+  uint64_t too_deep = 0;         // spans below 4096 frames: their time stays with the span above
   uint64_t zero_length = 0;      // spans of zero duration (nothing to weigh)
   uint64_t threads = 0;
   bool missing_close = false;    // array format cut after a complete event (allowed by the format)
   // The first example of each problem, "byte N: ..." (empty when none).
-  std::string first_unknown_phase, first_bad_event, first_unmatched_end, first_unclosed_begin, first_overlap;
+  std::string first_unknown_phase, first_bad_event, first_unmatched_end, first_unclosed_begin, first_overlap,
+      first_too_deep;
   // One line per kind of problem seen, for the CLI to print.
   std::vector<std::string> warnings() const;
 };

@@ -70,6 +70,8 @@ std::string percent(double part, double whole) {
   return b;
 }
 
+constexpr size_t kMaxIndent = 64;  // levels indented; deeper lines show their depth
+
 std::string pad_left(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
 
 }  // namespace
@@ -225,7 +227,8 @@ void export_text_tree(FoldedProfile& profile, const ExportOptions& options, std:
     }
     size_t depth = stack.size() - 1;
     out += percent(n.total, whole) + "  " + percent(n.self, whole) + "  " + pad_left(short_number(n.total), 12) +
-           "  " + pad_left(short_number(n.self), 12) + "  " + std::string(depth * 2, ' ');
+           "  " + pad_left(short_number(n.self), 12) + "  " + std::string(std::min<size_t>(depth, kMaxIndent) * 2, ' ');
+    if (depth > kMaxIndent) out += "[" + std::to_string(depth) + "] ";  // keeps the output linear in depth
     out += profile.frame_name(n.frame);
     out += '\n';
     if (profile.has_children(id)) stack.push_back(Item{sorted_children(id), 0});

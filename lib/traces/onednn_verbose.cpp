@@ -180,6 +180,7 @@ void read_onednn_verbose(const std::string& path, const std::function<void(const
                          OnednnVerboseStats* stats) {
   OnednnVerboseStats local;
   OnednnVerboseStats& st = stats ? *stats : local;
+  st = OnednnVerboseStats{};
   InputStream in(path);
   LineReader reader(in, 1 << 16);
   OnednnVerboseParser parser;
