@@ -8,7 +8,11 @@ var fgns = "http://fgtool.invalid/ns";
 var svg, frames, details, searchbtn, unzoombtn, matchedtxt, icbtn, legend;
 var xpad = 10, graphwidth = 1180, fontsize = 12, fontwidth = 0.59, total = 1, inverted = false, nametype = "";
 var zoomed = null, currentSearch = null, ignorecase = false;
-
+// Per-frame geometry (fg:x, fg:w, rect y) and names, parsed once on first
+// use: re-reading attributes of every frame on each zoom is what made large
+// profiles (100k frames) slow. `moved` lists the frames zoom() re-placed, so
+// that unzoom() restores only those instead of every frame.
+var fx = null, fw, fy, fnames, moved = [], is_moved;
 function attr(e, k) { return e.getAttributeNS(fgns, k) || e.getAttribute("fg:" + k); }
 function num(e, k) { return parseFloat(attr(e, k)); }
 function child(e, tag) {
@@ -67,6 +71,9 @@ function init(evt) {
     }
   });
   restore_from_url();
+  // Parse the per-frame geometry now, after the first paint, rather than on
+  // the first click (about a second for 100k frames).
+  setTimeout(geometry, 0);
 }
 
 function frame_of(n) {
@@ -84,36 +91,48 @@ function describe(g) {
   return s;
 }
 function rect_y(g) { return parseFloat(child(g, "rect").getAttribute("y")); }
+function geometry() {
+  if (fx) return;
+  var kids = frames.children, n = kids.length;
+  fx = new Array(n); fw = new Array(n); fy = new Array(n); fnames = new Array(n); is_moved = new Uint8Array(n);
+  for (var i = 0; i < n; i++) {
+    var e = kids[i];
+    fx[i] = num(e, "x"); fw[i] = num(e, "w"); fy[i] = rect_y(e); fnames[i] = name_of(e);
+  }
+}
 
-function place(g, x, w) {
+function place(g, x, w, name) {
   var r = child(g, "rect"), t = child(g, "text");
   r.setAttribute("x", x.toFixed(1));
   r.setAttribute("width", Math.max(w, 0).toFixed(1));
   if (t) {
     t.setAttribute("x", (x + 3).toFixed(1));
-    var name = name_of(g), chars = Math.floor(w / (fontsize * fontwidth));
+    var chars = Math.floor(w / (fontsize * fontwidth));
     t.textContent = chars < 3 ? "" : (name.length > chars ? name.substring(0, chars - 2) + ".." : name);
   }
 }
 
 function zoom(g) {
+  geometry();
   var zx = num(g, "x"), zw = num(g, "w"), zy = rect_y(g), eps = zw * 1e-9;
   zoomed = g;
   unzoombtn.classList.remove("hide");
   var ratio = graphwidth / zw, kids = frames.children;
   for (var i = 0; i < kids.length; i++) {
-    var e = kids[i], ex = num(e, "x"), ew = num(e, "w"), ey = rect_y(e);
+    var e = kids[i], ex = fx[i], ew = fw[i], ey = fy[i];
     var rootward = inverted ? ey < zy : ey > zy;
     if (rootward) {
       if (ex <= zx + eps && ex + ew >= zx + zw - eps) {
         e.classList.add("parent");
         e.classList.remove("hide");
-        place(e, xpad, graphwidth);
+        place(e, xpad, graphwidth, fnames[i]);
+        if (!is_moved[i]) { is_moved[i] = 1; moved.push(i); }
       } else e.classList.add("hide");
     } else if (ex >= zx - eps && ex + ew <= zx + zw + eps) {
       e.classList.remove("parent");
       e.classList.remove("hide");
-      place(e, xpad + (ex - zx) * ratio, ew * ratio);
+      place(e, xpad + (ex - zx) * ratio, ew * ratio, fnames[i]);
+      if (!is_moved[i]) { is_moved[i] = 1; moved.push(i); }
     } else e.classList.add("hide");
   }
   if (currentSearch !== null) search(currentSearch);
@@ -124,11 +143,16 @@ function unzoom() {
   unzoombtn.classList.add("hide");
   var kids = frames.children, scale = graphwidth / total;
   for (var i = 0; i < kids.length; i++) {
-    var e = kids[i];
-    e.classList.remove("parent");
-    e.classList.remove("hide");
-    place(e, xpad + num(e, "x") * scale, num(e, "w") * scale);
+    kids[i].classList.remove("parent");
+    kids[i].classList.remove("hide");
   }
+  // Frames never re-placed still hold the geometry the SVG was written with.
+  for (var j = 0; j < moved.length; j++) {
+    var k = moved[j];
+    place(kids[k], xpad + fx[k] * scale, fw[k] * scale, fnames[k]);
+    is_moved[k] = 0;
+  }
+  moved = [];
   if (currentSearch !== null) search(currentSearch);
 }
 
@@ -162,15 +186,16 @@ function search(term) {
   }
   reset_search();
   currentSearch = term;
+  geometry();
   var kids = frames.children, hits = [];
   var lo = zoomed ? num(zoomed, "x") : 0, hi = zoomed ? lo + num(zoomed, "w") : total;
   for (var i = 0; i < kids.length; i++) {
-    var e = kids[i], subject = category ? (attr(e, "c") || "") : name_of(e);
+    var e = kids[i], subject = category ? (attr(e, "c") || "") : fnames[i];
     if (!re.test(subject)) continue;
     var r = child(e, "rect");
     e.setAttribute("data-fill", r.getAttribute("fill"));
     r.setAttribute("fill", "rgb(230,0,230)");
-    hits.push([num(e, "x"), num(e, "w")]);
+    hits.push([fx[i], fw[i]]);
   }
   // Nested matches (a match inside a match) must not count twice: merge the
   // [x, x+w) intervals before summing.
@@ -223,9 +248,10 @@ function restore_from_url() {
   if (p.ic === "1") { ignorecase = true; icbtn.classList.add("show"); }
   if (p.x !== undefined && p.y !== undefined) {
     var x = parseFloat(p.x), y = parseFloat(p.y), kids = frames.children;
+    geometry();
     for (var i = 0; i < kids.length; i++) {
       var e = kids[i];
-      if (Math.abs(num(e, "x") - x) <= 1e-9 * Math.max(1, Math.abs(x)) && Math.abs(rect_y(e) - y) < 0.05) {
+      if (Math.abs(fx[i] - x) <= 1e-9 * Math.max(1, Math.abs(x)) && Math.abs(fy[i] - y) < 0.05) {
         zoom(e);
         break;
       }
