@@ -252,7 +252,13 @@ test('click zooms; Reset Zoom restores every frame', async () => {
   }
   check(before.some((f) => f.parent === z.parent && f !== z && !after[f.i].shown), 'a sibling was hidden');
   check(hidden > 0, 'zoom hid nothing');
-  await shot(page, 'zoomed.png', 'flamegraph-zoomed.png');
+  // Zoom further in (a child), then back out to an ancestor, then reset:
+  // every frame moved by any of these zooms must come back.
+  const child = before.filter((f) => f.parent === z).sort((a, b) => b.w - a.w)[0];
+  await page.click(`#frames > g:nth-child(${child.i + 1})`);
+  near(Number((await frames(page))[child.i].rw), graph, 0.05, 'second zoom width');
+  await page.click(`#frames > g:nth-child(${z.parent.i + 1})`);
+  near(Number((await frames(page))[z.parent.i].rw), graph, 0.05, 'zoom out to an ancestor: width');
   await page.click('#unzoom');
   await page.waitForSelector('#unzoom.hide', { state: 'attached', timeout: 5000 });
   const restored = await frames(page);
@@ -261,6 +267,10 @@ test('click zooms; Reset Zoom restores every frame', async () => {
     for (const k of ['rx', 'rw', 'text', 'cls', 'shown', 'fill'])
       eq(r[k], f[k], `after Reset Zoom, ${k} of ${f.path.join(';') || 'all'}`);
   }
+  // The README's zoomed view: the program's main() (the training loop).
+  const main = before.filter((f) => f.name === 'main').sort((a, b) => b.w - a.w)[0] || z;
+  await page.click(`#frames > g:nth-child(${main.i + 1})`);
+  await shot(page, 'zoomed.png', 'flamegraph-zoomed.png');
   noErrors(page, 'zoom');
   await page.close();
 });
@@ -341,7 +351,7 @@ test('URL parameters reproduce zoom and search after reload', async () => {
 });
 
 test('category legend matches fgtool report --format json', async () => {
-  const folded = testdata('categories', 'libtorch_fp.folded');
+  const folded = mainFolded;
   const svgFile = art('categories.svg');
   const help = fgtool(['svg', '--help']);
   check(/--colors category|category/.test(help), 'fgtool svg --help does not mention --colors category');
@@ -376,6 +386,7 @@ test('category legend matches fgtool report --format json', async () => {
   const legendCats = new Set(legend.map((l) => l.cat.replace(/ \(phase\)$/, '')));
   for (const c of new Set(fr.map((f) => f.cat).filter(Boolean)))
     check(legendCats.has(c), `frames of category ${c} but no legend row for it`);
+  await shot(page, 'categories.png', 'flamegraph-categories.png');
   // Clicking a legend row searches its category: exactly its frames light up.
   for (const [k, l] of legend.entries()) {
     const cat = l.cat.replace(/ \(phase\)$/, '');
@@ -385,20 +396,20 @@ test('category legend matches fgtool report --format json', async () => {
     const lit = (await frames(page)).filter((f) => f.fill === 'rgb(230,0,230)').length;
     eq(lit, want, `frames lit by clicking legend row "${l.cat}"`);
   }
-  await shot(page, 'categories.png', 'flamegraph-categories.png');
   noErrors(page, 'legend');
   await page.close();
 });
 
 test('diff: grown frame red, shrunk frame blue, tooltips with both counts', async () => {
-  // A = a real profile; B = A with one subtree x4 and another /4.
-  const a = readFolded(testdata('folded', 'perf-python.folded'));
-  const ta = buildTree(a);
+  // A = a real profile; B = A with one subtree x4 and another /4 (the two
+  // heaviest at depth 4: disjoint, as they are on the same level).
+  const a = mainStacks;
+  const ta = mainTree;
   const level2 = [];
-  for (const [n, d] of walk(ta)) if (d === 2) level2.push(n);
+  for (const [n, d] of walk(ta)) if (d === 4) level2.push(n);
   level2.sort((p, q) => q.total - p.total);
   const [grow, shrink] = level2;
-  check(grow && shrink, 'perf-python.folded has fewer than two subtrees at depth 2');
+  check(grow && shrink, 'fewer than two subtrees at depth 4');
   const under = (s, n) => n.path.every((f, i) => s.frames[i] === f);
   const b = a.map((s) => ({ frames: s.frames, weight: under(s, grow) ? s.weight * 4 : under(s, shrink) ? Math.round(s.weight / 4) : s.weight }))
              .filter((s) => s.weight > 0);
@@ -481,9 +492,11 @@ test('large profile (~100k frames) loads and zooms within seconds', async () => 
   const unzoomMs = Date.now() - t;
   console.log(`    large: ${count} frames, ${(fs.statSync(svgFile).size / 1e6).toFixed(1)} MB SVG; fgtool svg ${genMs} ms, ` +
               `load ${loadMs} ms, zoom ${zoomMs} ms, reset ${unzoomMs} ms`);
-  check(loadMs < 20000, `load took ${loadMs} ms`);
-  check(zoomMs < 5000, `zoom took ${zoomMs} ms`);
-  check(unzoomMs < 5000, `reset zoom took ${unzoomMs} ms`);
+  // On an idle 2-core machine: load ~4 s, zoom and reset ~1 s. The limits
+  // leave room for a loaded machine and still catch anything quadratic.
+  check(loadMs < 40000, `load took ${loadMs} ms`);
+  check(zoomMs < 10000, `zoom took ${zoomMs} ms`);
+  check(unzoomMs < 10000, `reset zoom took ${unzoomMs} ms`);
   noErrors(page, 'large.svg');
   await page.close();
 });
