@@ -118,10 +118,11 @@ async function frames(page) {
 // Depth (root 0) and call path of each frame, from the geometry only: a
 // frame's parent is the frame one row rootward whose [x, x+w) contains it.
 function withPaths(fs_, frameHeight = 16) {
-  const rootY = Math.max(...fs_.map((f) => f.ry));
+  const root = fs_.find((f) => f.x === 0 && f.name === 'all' && fs_.every((g) => g.w <= f.w));
+  const inverted = fs_.some((f) => f.ry > root.ry);  // icicle: root at the top
   const byDepth = [];
   for (const f of fs_) {
-    f.depth = Math.round((rootY - f.ry) / frameHeight);
+    f.depth = Math.round((inverted ? f.ry - root.ry : root.ry - f.ry) / frameHeight);
     (byDepth[f.depth] ||= []).push(f);
   }
   for (const row of byDepth) row && row.sort((a, b) => a.x - b.x);
@@ -223,8 +224,8 @@ test('hover shows name, count and percentage', async () => {
   await page.close();
 });
 
-test('click zooms; Reset Zoom restores every frame', async () => {
-  const page = await openSvg(mainSvg);
+async function zoomTest(svgFile, readme) {
+  const page = await openSvg(svgFile);
   const before = withPaths(await frames(page));
   const z = pickZoomTarget(before, 4);
   await page.click(`#frames > g:nth-child(${z.i + 1})`);
@@ -267,12 +268,20 @@ test('click zooms; Reset Zoom restores every frame', async () => {
     for (const k of ['rx', 'rw', 'text', 'cls', 'shown', 'fill'])
       eq(r[k], f[k], `after Reset Zoom, ${k} of ${f.path.join(';') || 'all'}`);
   }
-  // The README's zoomed view: the program's main() (the training loop).
-  const main = before.filter((f) => f.name === 'main').sort((a, b) => b.w - a.w)[0] || z;
-  await page.click(`#frames > g:nth-child(${main.i + 1})`);
-  await shot(page, 'zoomed.png', 'flamegraph-zoomed.png');
+  if (readme) {
+    // The README's zoomed view: the program's main() (the training loop).
+    const main = before.filter((f) => f.name === 'main').sort((a, b) => b.w - a.w)[0] || z;
+    await page.click(`#frames > g:nth-child(${main.i + 1})`);
+    await shot(page, 'zoomed.png', 'flamegraph-zoomed.png');
+  }
   noErrors(page, 'zoom');
   await page.close();
+}
+test('click zooms; Reset Zoom restores every frame', () => zoomTest(mainSvg, true));
+test('icicle (--inverted): click zooms; Reset Zoom restores every frame', () => {
+  const svgFile = art('main-inverted.svg');
+  fgtool(['svg', '--inverted', '--minwidth', '0', mainFolded, '-o', svgFile]);
+  return zoomTest(svgFile, false);
 });
 
 // Regexes over the real frame names; at least one must have nested hits.
@@ -302,12 +311,42 @@ test('search highlights exactly the matching frames, Matched% counts nesting onc
     if (term === searchTerms[0]) await shot(page, 'searched.png', 'flamegraph-search.png');
   }
   check(nestedSeen, 'no search term had nested matches');
+  // "ic" toggles case-insensitive matching and re-runs the search.
+  await clickSearch(page, 'SGEMM');
+  eq(await textOf(page, '#matched'), 'Matched: 0% (no match)', 'Matched for /SGEMM/');
+  await page.click('#ignorecase');
+  eq(await textOf(page, '#matched'), `Matched: ${(100 * matchedShare(mainStacks, /sgemm/i)).toFixed(1)}%`, 'Matched for /SGEMM/i');
+  check(/[?&]ic=1/.test(page.url()), `ic=1 not in the URL: ${page.url()}`);
+  await page.click('#ignorecase');
   // Reset: the prompt again, empty answer; every original fill is back.
   await clickSearch(page, '');
   const reset = await frames(page);
   for (const f of fr) eq(reset[f.i].fill, f.fill, 'fill after Reset Search');
   eq((await textOf(page, '#matched')).trim(), '', 'Matched text after reset');
   noErrors(page, 'search');
+  await page.close();
+});
+
+test('hostile frame names stay inert text', async () => {
+  const svgFile = art('hostile.svg');
+  fgtool(['svg', testdata('folded', 'hostile.folded'), '-o', svgFile]);
+  const page = await openSvg(svgFile);
+  page.on('dialog', (d) => {
+    if (d.type() !== 'prompt') { page.errors.push(`unexpected ${d.type()}: ${d.message()}`); d.dismiss(); }
+  });
+  eq(await page.evaluate(() => document.getElementsByTagName('script').length), 1, 'script elements');
+  const fr = await frames(page);
+  const names = ['<script>alert(1)</script>', 'a&b', 'end]]>cdata', '<!-- comment -->'];
+  for (const n of names) {
+    const f = fr.find((g) => g.name === n);
+    check(f, `frame ${n} missing or mangled; names: ${fr.map((g) => g.name).join(' | ')}`);
+    await page.hover(`#frames > g:nth-child(${f.i + 1})`);
+    check((await textOf(page, '#details')).startsWith(`Function: ${n} (`), `details for ${n}`);
+  }
+  // A regex with metacharacters from the names: matches literally.
+  await clickSearch(page, '<script>|\\]\\]>');
+  eq((await frames(page)).filter((f) => f.fill === 'rgb(230,0,230)').length, 2, 'frames lit by /<script>|\\]\\]>/');
+  noErrors(page, 'hostile.svg');
   await page.close();
 });
 
@@ -333,7 +372,9 @@ test('URL parameters reproduce zoom and search after reload', async () => {
   const url = page.url();
   check(/[?&]x=/.test(url) && /[?&]y=/.test(url) && /[?&]s=sgemm/.test(url), `URL does not hold the view: ${url}`);
   const zoomedMatched = await textOf(page, '#matched');
-  check(/% of zoomed\)$/.test(zoomedMatched), `Matched while zoomed: ${zoomedMatched}`);
+  const under = mainStacks.filter((st) => z.path.every((f, i) => st.frames[i] === f));
+  eq(zoomedMatched, `Matched: ${(100 * matchedShare(mainStacks, /sgemm/)).toFixed(1)}% ` +
+     `(${(100 * matchedShare(under, /sgemm/)).toFixed(1)}% of zoomed)`, 'Matched while zoomed');
   const view = (await frames(page)).map((f) => [f.rx, f.rw, f.shown, f.fill, f.cls]);
   await page.reload({ waitUntil: 'load' });
   eq(page.url(), url, 'URL after reload');
