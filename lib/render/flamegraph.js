@@ -48,7 +48,11 @@ function init(evt) {
     if (g) { zoom(g); update_url(); }
   });
   unzoombtn.addEventListener("click", function () { unzoom(); update_url(); });
-  searchbtn.addEventListener("click", function () { search_prompt(); });
+  // While a search is shown the button reads "Reset Search" and does that
+  // (as in flamegraph.pl); Ctrl-F / F3 still edit the current term.
+  searchbtn.addEventListener("click", function () {
+    if (currentSearch !== null) { reset_search(); update_url(); } else search_prompt();
+  });
   icbtn.addEventListener("click", function () {
     ignorecase = !ignorecase;
     if (ignorecase) icbtn.classList.add("show"); else icbtn.classList.remove("show");

@@ -144,14 +144,19 @@ const pct2 = (part, whole) => (100 * part / whole).toFixed(2) + '%';
 
 async function searchVia(page, trigger, term) {
   const seen = new Promise((resolve) => page.once('dialog', async (d) => {
-    const info = { type: d.type(), message: d.message() };
+    const info = { type: d.type(), message: d.message(), defaultValue: d.defaultValue() };
     await d.accept(term);
     resolve(info);
   }));
   await trigger();
   return seen;
 }
-const clickSearch = (page, term) => searchVia(page, () => page.click('#search'), term);
+// The Search button prompts; while a search is shown it reads "Reset Search"
+// and resets, so a new term takes two clicks.
+const clickSearch = (page, term) => searchVia(page, async () => {
+  if ((await textOf(page, '#search')) === 'Reset Search') await page.click('#search');
+  await page.click('#search');
+}, term);
 
 async function shot(page, name, readmeName) {
   // fullPage screenshots of a top-level SVG document hang in this Chromium:
@@ -318,8 +323,19 @@ test('search highlights exactly the matching frames, Matched% counts nesting onc
   eq(await textOf(page, '#matched'), `Matched: ${(100 * matchedShare(mainStacks, /sgemm/i)).toFixed(1)}%`, 'Matched for /SGEMM/i');
   check(/[?&]ic=1/.test(page.url()), `ic=1 not in the URL: ${page.url()}`);
   await page.click('#ignorecase');
-  // Reset: the prompt again, empty answer; every original fill is back.
-  await clickSearch(page, '');
+  // Ctrl-F edits the current term (prompt pre-filled); the button, now
+  // "Reset Search", resets without asking: every original fill is back.
+  const edit = await searchVia(page, () => page.keyboard.press('Control+f'), 'sgemm');
+  eq(edit.defaultValue, 'SGEMM', 'prompt pre-filled with the current term');
+  eq(await textOf(page, '#search'), 'Reset Search', 'search button label while searching');
+  let asked = false;
+  const onDialog = (d) => { asked = true; d.dismiss(); };
+  page.on('dialog', onDialog);
+  await page.click('#search');
+  page.off('dialog', onDialog);
+  check(!asked, 'Reset Search opened a dialog instead of resetting');
+  eq(await textOf(page, '#search'), 'Search', 'search button label after reset');
+  check(!/[?&]s=/.test(page.url()), `search still in the URL after reset: ${page.url()}`);
   const reset = await frames(page);
   for (const f of fr) eq(reset[f.i].fill, f.fill, 'fill after Reset Search');
   eq((await textOf(page, '#matched')).trim(), '', 'Matched text after reset');
