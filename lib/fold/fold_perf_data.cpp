@@ -429,6 +429,11 @@ class StackFolder final : public RecordHandler {
       }
     }
     (void)have_user;
+    if (addresses_.size() > kMaxStackDepth) {
+      // A callchain can claim up to ~8190 entries in a 64 KiB record.
+      addresses_.resize(kMaxStackDepth);
+      ++stats_.truncated_stacks;
+    }
   }
 
   uint32_t stack_of(const Sample& s, FrameId root) {
@@ -502,8 +507,10 @@ class StackFolder final : public RecordHandler {
     return it == feature_ids_.end() ? std::string_view() : std::string_view(it->second);
   }
 
+  // The unwinder needs the vdso image too (perf saves it in its build-id
+  // cache); without it a sample whose leaf is in the vdso stops at one frame.
   std::string elf_path_for(const MapEntry& m) {
-    if (!m.is_file_backed()) return std::string();
+    if (!m.is_file_backed() && m.path != "[vdso]") return std::string();
     return symbols_.resolved_elf_path(ObjectHandle(object_of(m)));
   }
 
@@ -568,6 +575,10 @@ class StackFolder final : public RecordHandler {
   }
 
   void push_frame(std::string_view name, bool kernel, bool jit, const MapEntry* map) {
+    if (name.size() > kMaxFrameNameBytes) {
+      name = clamp_frame_name(name);
+      ++stats_.truncated_names;
+    }
     FrameId id;
     if ((kernel && options_.annotate_kernel) || (jit && options_.annotate_jit)) {
       id = out_.intern(std::string(name) + (kernel ? "_[k]" : "_[j]"));
@@ -669,6 +680,13 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   for (const auto& w : rs.warnings) stats.warnings.push_back(w);
   FoldedProfile profile;
   folder.finish(profile);
+  if (stats.truncated_stacks)
+    stats.warnings.push_back(std::to_string(stats.truncated_stacks) + " stacks deeper than " +
+                             std::to_string(kMaxStackDepth) + " frames cut to their leaf-most " +
+                             std::to_string(kMaxStackDepth));
+  if (stats.truncated_names)
+    stats.warnings.push_back(std::to_string(stats.truncated_names) + " symbol names longer than " +
+                             std::to_string(kMaxFrameNameBytes) + " bytes truncated");
   stats.file = reader.info();
   stats.read = rs;
   if (stats.lost_events == 0) stats.lost_events = rs.lost_events;
