@@ -423,7 +423,11 @@ test('category legend matches fgtool report --format json', async () => {
   const pct1 = (w) => (100 * w / report.total).toFixed(1) + '%';
   const res = report.resource, other = res[res.length - 1];
   const wantRes = res.slice(0, -1).filter((r) => r.self > 0);
-  const gotRes = legend.filter((l) => !/ \(phase\)$/.test(l.cat) && l.cat !== other.name);
+  // Phase rows read "NAME (phase) SHARE"; the category a row's click
+  // searches (fg:cat) must be the frames' category, NAME.
+  const isPhase = (l) => / \(phase\) /.test(l.text);
+  const catOf = (l) => (isPhase(l) ? l.text.replace(/ \(phase\) .*$/, '') : l.cat);
+  const gotRes = legend.filter((l) => !isPhase(l) && l.cat !== other.name);
   eq(gotRes.map((l) => l.cat).join(','), wantRes.map((r) => r.name).join(','), 'resource categories in the legend');
   for (const [i, r] of wantRes.entries()) {
     eq(gotRes[i].text, `${r.name} ${pct1(r.self)}`, `legend text of ${r.name}`);
@@ -431,8 +435,8 @@ test('category legend matches fgtool report --format json', async () => {
   }
   const last = legend[legend.length - 1];
   eq(last.text, `${other.name} ${pct1(other.self)}`, 'last legend row (other)');
-  for (const l of legend.filter((l) => / \(phase\)$/.test(l.cat))) {
-    const name = l.cat.replace(/ \(phase\)$/, '');
+  for (const l of legend.filter(isPhase)) {
+    const name = catOf(l);
     const p = report.phase.find((q) => q.name === name);
     check(p, `legend phase ${name} not in the report`);
     eq(l.text, `${name} (phase) ${pct1(p.self)}`, `legend text of phase ${name}`);
@@ -440,13 +444,13 @@ test('category legend matches fgtool report --format json', async () => {
   }
   // Every category a frame is coloured with is in the legend.
   const fr = await frames(page);
-  const legendCats = new Set(legend.map((l) => l.cat.replace(/ \(phase\)$/, '')));
+  const legendCats = new Set(legend.map(catOf));
   for (const c of new Set(fr.map((f) => f.cat).filter(Boolean)))
     check(legendCats.has(c), `frames of category ${c} but no legend row for it`);
   await shot(page, 'categories.png', 'flamegraph-categories.png');
   // Clicking a legend row searches its category: exactly its frames light up.
   for (const [k, l] of legend.entries()) {
-    const cat = l.cat.replace(/ \(phase\)$/, '');
+    const cat = catOf(l);
     const want = fr.filter((f) => f.cat === cat).length;
     if (!want) continue;
     await page.locator('#legend > g').nth(k).click();
