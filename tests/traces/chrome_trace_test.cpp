@@ -324,6 +324,42 @@ TEST(ChromeTrace, GzipInputAndEmptyTrace) {
   EXPECT_EQ(fold_chrome_trace(temp_input("empty.json", R"({"traceEvents": []})")).total(), 0);
 }
 
+// Random byte damage of the fixtures: either a fold or an InputError, never
+// a crash (run under FGTOOL_SANITIZE=ON for the memory side).
+TEST(ChromeTrace, RandomMutationsGiveErrorsNotCrashes) {
+  std::mt19937 rng(777);
+  const std::string sources[] = {read_file(testdata("traces/nested.json")),
+                                 read_file(testdata("traces/begin_end_open_array.json"))};
+  const char alphabet[] = "{}[]\",:0123456789.-eE XBEMph\\\xff";
+  int folded = 0, errors = 0;
+  for (int i = 0; i < 600; ++i) {
+    std::string t = sources[i % 2];
+    int edits = 1 + int(rng() % 4);
+    for (int k = 0; k < edits; ++k) {
+      size_t at = rng() % t.size();
+      switch (rng() % 3) {
+        case 0: t[at] = alphabet[rng() % (sizeof alphabet - 1)]; break;
+        case 1: t.erase(at, 1 + rng() % 8); break;
+        default: t.insert(at, 1, alphabet[rng() % (sizeof alphabet - 1)]);
+      }
+      if (t.empty()) t = "[";
+    }
+    std::string path = temp_input("mut.json", t);
+    ChromeTraceOptions o;
+    o.lenient = i % 3 == 0;
+    try {
+      FoldedProfile p = fold_chrome_trace(path, o);
+      EXPECT_GE(p.total(), 0);
+      ++folded;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(": byte "), std::string::npos) << e.what();
+      ++errors;
+    }
+  }
+  EXPECT_GT(folded, 0);
+  EXPECT_GT(errors, 0);
+}
+
 TEST(ChromeTrace, Detection) {
   EXPECT_TRUE(looks_like_chrome_trace(R"({"traceEvents": [)"));
   EXPECT_TRUE(looks_like_chrome_trace("\xEF\xBB\xBF\n  [\n{\"name\": \"x\", \"ph\": \"X\""));
