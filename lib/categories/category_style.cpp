@@ -63,7 +63,8 @@ std::vector<CategoryLegendRow> CategoryStyle::legend() const {
     if (res[i].self > 0) rows.push_back({res[i].name, res[i].color, percent(res[i].self, report_.total)});
   const auto& ph = report_.phase;
   for (size_t i = 0; i + 1 < ph.size(); ++i)
-    if (phase_used_[i]) rows.push_back({ph[i].name + " (phase)", ph[i].color, percent(ph[i].self, report_.total)});
+    // The row name is what `cat:NAME` searches for, so it must be the bare category.
+    if (phase_used_[i]) rows.push_back({ph[i].name, ph[i].color, "(phase) " + percent(ph[i].self, report_.total)});
   if (!res.empty()) rows.push_back({res.back().name, res.back().color, percent(res.back().self, report_.total)});
   return rows;
 }
