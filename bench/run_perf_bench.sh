@@ -52,17 +52,18 @@ fi
 measure() {
   local name=$1 cmd=$2 t0 t1 rss
   t0=$(date +%s.%N)
-  rss=$( { /usr/bin/time -f '%M' bash -c "$cmd" >/dev/null 2>/dev/null; } 2>&1 | tail -1 )
+  /usr/bin/time -o "$dir/rss" -f '%M' bash -c "$cmd >/dev/null 2>/dev/null" || true
+  rss=$(tail -1 "$dir/rss")
   t1=$(date +%s.%N)
   local s; s=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}')
-  printf '  %-44s %7.2f s  %7.0f MB\n' "$name" "$s" "$(awk -v k="${rss:-0}" 'BEGIN{print k/1024}')"
+  printf '  %-44s %7.2f s  %7.0f MB peak\n' "$name" "$s" "$(awk -v k="${rss:-0}" 'BEGIN{print k/1024}')"
   eval "t_$3=$s"
 }
 
 for f in "$fp" "$dwarf"; do
   size=$(stat -c %s "$f")
   printf '\n%s (%.0f MB, %s samples)\n' "$f" "$(awk -v s="$size" 'BEGIN{print s/1048576}')" \
-    "$("$fg" info "$f" 2>/dev/null | awk '/samples/ && /:/ {print $2; exit}' FS=': ' | awk '{print $1}')"
+    "$("$fg" info "$f" 2>/dev/null | awk '/^folded:/ {print $2; exit}')"
   "$fg" fold "$f" >/dev/null 2>&1 || true   # warm the page cache and debuginfo
   measure "fgtool fold" "'$fg' fold '$f'" fold
   measure "perf script --no-inline >/dev/null" "perf script --no-inline -i '$f'" script
