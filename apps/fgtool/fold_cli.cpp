@@ -41,6 +41,7 @@ void add_fold_options(po::options_description& options, FoldCliOptions& c) {
       ("buildid-dir", po::value(&c.buildid_dir), "perf's build-id cache (default ~/.debug)")
       ("debuginfod", po::bool_switch(&c.debuginfod), "allow debuginfod downloads (off by default: they can stall)")
       ("max-stack", po::value(&c.max_stack)->default_value(127), "DWARF unwinding depth limit")
+      ("threads", po::value(&c.threads)->default_value(0), "DWARF unwinding threads (0 = one per core, at most 2; output is the same)")
       ("stats", po::bool_switch(&c.stats), "print reading, unwinding and symbol statistics on stderr");
   options.add(view).add(naming).add(filters).add(sym);
 }
@@ -117,6 +118,7 @@ FoldOptions to_fold_options(const FoldCliOptions& c, const po::variables_map&) {
   o.symbols.inline_frames = c.inline_frames;
   o.symbols.debuginfod = c.debuginfod;
   o.unwind.max_frames = c.max_stack;
+  o.threads = c.threads;
   return o;
 }
 

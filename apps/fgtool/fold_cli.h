@@ -22,6 +22,7 @@ struct FoldCliOptions {
   std::string symfs, kallsyms, buildid_dir;
   bool debuginfod = false;
   unsigned max_stack = 127;
+  unsigned threads = 0;
 };
 
 void add_fold_options(po::options_description& options, FoldCliOptions& cli);

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "diagnostics/input_error.h"
@@ -175,38 +177,53 @@ class StackFolder final : public RecordHandler {
   }
 
   void on_mmap(const MmapRecord& r) override {
+    flush_queue();
     table_.apply(r);
     note_time(r.time);
   }
   void on_comm(const CommRecord& r) override {
+    flush_queue();
     table_.apply(r);
     note_time(r.time);
   }
   void on_fork(const TaskRecord& r) override {
+    flush_queue();
     table_.apply_fork(r);
     note_time(r.time);
   }
   void on_exit(const TaskRecord& r) override {
+    flush_queue();
     table_.apply_exit(r);
     note_time(r.time);
     if (options_.view != FoldView::on_cpu) off_cpu_.activity(r.tid, r.time, blocks_);
   }
   void on_switch(const SwitchRecord& r) override {
+    flush_queue();
     note_time(r.time);
     if (options_.view == FoldView::on_cpu || r.out) return;
     off_cpu_.switch_in(r.tid, r.time, blocks_);
     drain_blocks();
   }
   void on_lost(const LostRecord& r) override {
+    flush_queue();
     if (r.samples) stats_.lost_samples += r.lost;
     else stats_.lost_events += r.lost;
   }
   void on_ksymbol(const KsymbolRecord& r) override {
+    flush_queue();
     if (!(r.flags & 1)) symbols_.add_kernel_symbol(r.addr, r.len, r.name);
   }
 
   void on_sample(const Sample& s) override {
     prepare();
+    if (parallel_) {
+      enqueue(s);
+      return;
+    }
+    handle_sample(s);
+  }
+
+  void handle_sample(const Sample& s) {
     ++stats_.samples;
     note_time(s.time);
     if (s.attr == nullptr) return;
@@ -244,6 +261,7 @@ class StackFolder final : public RecordHandler {
 
   void finish(FoldedProfile& out) {
     prepare();
+    flush_queue();
     if (options_.view != FoldView::on_cpu) {
       off_cpu_.finish(last_time_, blocks_);
       drain_blocks();
@@ -283,6 +301,7 @@ class StackFolder final : public RecordHandler {
     stats_.unique_raw_stacks = raw_.size();
     stats_.unique_frames = out_.frame_count();
     stats_.unwind = unwinder_.stats();
+    if (second_unwinder_) add_unwind_stats(stats_.unwind, second_unwinder_->stats());
     stats_.unwind_error = unwinder_.last_error();
     stats_.objects = symbols_.object_statuses();
     stats_.kernel = symbols_.kernel_status();
@@ -291,6 +310,98 @@ class StackFolder final : public RecordHandler {
   }
 
   SymbolCache& symbols() { return symbols_; }
+
+  // Turns on parallel unwinding when the file has DWARF samples.
+  void enable_parallel(unsigned threads) {
+    if (threads < 2) return;
+    bool dwarf = false;
+    for (const EventAttr& a : reader_.info().attrs)
+      if (a.has(sample_bits::STACK_USER) && a.sample_regs_user) dwarf = true;
+    if (!dwarf) return;
+    parallel_ = true;
+    second_unwinder_ = std::make_unique<DwarfUnwinder>(table_, options_.unwind,
+                                                       [this](const MapEntry& m) { return elf_path_for(m); });
+  }
+
+ private:
+  static constexpr size_t kQueueSamples = 512;
+  static constexpr size_t kQueueBytes = 16u << 20;
+
+  size_t copy_bytes(const void* data, size_t size) {
+    size_t offset = queue_bytes_.size() * 8;
+    if (size) {
+      queue_bytes_.resize(queue_bytes_.size() + (size + 7) / 8);
+      std::memcpy(reinterpret_cast<uint8_t*>(queue_bytes_.data()) + offset, data, size);
+    }
+    return offset;
+  }
+
+  void enqueue(const Sample& s) {
+    // Unwind only what this view folds: switch samples for off-CPU, the others for on-CPU.
+    const bool is_switch = std::find(sched_switch_attrs_.begin(), sched_switch_attrs_.end(), s.attr_index) !=
+                           sched_switch_attrs_.end();
+    const bool wanted = options_.view == FoldView::wall || (options_.view == FoldView::off_cpu) == is_switch;
+    QueuedSample q{s, 0, 0, 0, 0, wanted && s.regs_user_mask != 0 && s.stack_user != nullptr};
+    q.callchain = copy_bytes(s.callchain, s.callchain_nr * 8);
+    q.raw = copy_bytes(s.raw, s.raw_size);
+    q.regs = copy_bytes(s.regs_user, size_t(__builtin_popcountll(s.regs_user_mask)) * (s.regs_user ? 8 : 0));
+    uint64_t valid = std::min(s.stack_user_dyn_size, s.stack_user_size);
+    q.stack = copy_bytes(s.stack_user, s.stack_user ? valid : 0);
+    q.sample.stack_user_size = s.stack_user ? valid : 0;
+    q.sample.stack_user_dyn_size = q.sample.stack_user_size;
+    // Pointers of the copy are set at flush time (the byte buffer may move).
+    q.sample.read_values = nullptr;
+    q.sample.branch_entries = nullptr;
+    q.sample.branch_counters = nullptr;
+    q.sample.regs_intr = nullptr;
+    q.sample.aux = nullptr;
+    queue_.push_back(q);
+    if (queue_.size() >= kQueueSamples || queue_bytes_.size() * 8 >= kQueueBytes) flush_queue();
+  }
+
+  void flush_queue() {
+    if (queue_.empty()) return;
+    const uint8_t* base = reinterpret_cast<const uint8_t*>(queue_bytes_.data());
+    for (QueuedSample& q : queue_) {
+      Sample& s = q.sample;
+      s.callchain = s.callchain_nr ? reinterpret_cast<const uint64_t*>(base + q.callchain) : nullptr;
+      s.raw = s.raw_size ? base + q.raw : nullptr;
+      if (s.regs_user) s.regs_user = reinterpret_cast<const uint64_t*>(base + q.regs);
+      if (s.stack_user) s.stack_user = base + q.stack;
+    }
+    if (queue_frames_.size() < queue_.size()) queue_frames_.resize(queue_.size());
+    // Chunks of 16 samples alternate between the two unwinders.
+    auto work = [this](DwarfUnwinder& u, size_t parity) {
+      for (size_t i = 0; i < queue_.size(); ++i)
+        if ((i / 16) % 2 == parity && queue_[i].dwarf) u.unwind(queue_[i].sample, queue_frames_[i]);
+    };
+    std::thread helper(work, std::ref(*second_unwinder_), size_t(1));
+    work(unwinder_, 0);
+    helper.join();
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      precomputed_ = queue_[i].dwarf ? &queue_frames_[i] : nullptr;
+      handle_sample(queue_[i].sample);
+    }
+    precomputed_ = nullptr;
+    queue_.clear();
+    queue_bytes_.clear();
+  }
+
+  static void add_unwind_stats(UnwindStats& into, const UnwindStats& s) {
+    into.samples += s.samples;
+    for (size_t i = 0; i < kUnwindOutcomeCount; ++i) into.by_outcome[i] += s.by_outcome[i];
+    into.frames += s.frames;
+    into.dwfl_created += s.dwfl_created;
+    into.dwfl_invalidated += s.dwfl_invalidated;
+    into.dwfl_evicted += s.dwfl_evicted;
+    into.modules_reported += s.modules_reported;
+    into.module_report_failures += s.module_report_failures;
+    into.stack_reads += s.stack_reads;
+    into.file_reads += s.file_reads;
+    into.refused_reads += s.refused_reads;
+  }
+
+ public:
 
  private:
   bool is_sched_switch(const EventAttr& a) const {
@@ -420,9 +531,13 @@ class StackFolder final : public RecordHandler {
     }
     if (dwarf) {
       stats_.dwarf = true;
-      unwinder_.unwind(s, unwound_);
-      for (const UnwindFrame& f : unwound_) addresses_.push_back(StackAddress{f.pc, false, f.is_return_address});
-      have_user = !unwound_.empty();
+      const std::vector<UnwindFrame>* frames = precomputed_;
+      if (!frames) {
+        unwinder_.unwind(s, unwound_);
+        frames = &unwound_;
+      }
+      for (const UnwindFrame& f : *frames) addresses_.push_back(StackAddress{f.pc, false, f.is_return_address});
+      have_user = !frames->empty();
       if (!have_user && addresses_.empty()) {
         bool kernel = s.cpumode() == 1 || s.ip >= kKernelHalf;
         addresses_.push_back(StackAddress{s.ip, kernel, false});
@@ -511,6 +626,7 @@ class StackFolder final : public RecordHandler {
   // cache); without it a sample whose leaf is in the vdso stops at one frame.
   std::string elf_path_for(const MapEntry& m) {
     if (!m.is_file_backed() && m.path != "[vdso]") return std::string();
+    std::lock_guard<std::mutex> lock(resolve_mutex_);  // two unwinding threads share the SymbolCache
     return symbols_.resolved_elf_path(ObjectHandle(object_of(m)));
   }
 
@@ -610,6 +726,21 @@ class StackFolder final : public RecordHandler {
   ProcessTable table_;
   SymbolCache symbols_;
   DwarfUnwinder unwinder_;
+  std::mutex resolve_mutex_;
+  // Parallel DWARF unwinding: samples are queued (deep copies) between records
+  // that change the process table, unwound on two threads while the table is
+  // frozen, then folded in order, so the output does not depend on threads.
+  bool parallel_ = false;
+  std::unique_ptr<DwarfUnwinder> second_unwinder_;
+  struct QueuedSample {
+    Sample sample;
+    size_t callchain, raw, regs, stack;  // byte offsets into queue_bytes_
+    bool dwarf;
+  };
+  std::vector<QueuedSample> queue_;
+  std::vector<uint64_t> queue_bytes_;  // 8-byte aligned copies of the samples' arrays
+  std::vector<std::vector<UnwindFrame>> queue_frames_;
+  const std::vector<UnwindFrame>* precomputed_ = nullptr;
   TracingData tracing_;
   bool prepared_ = false;
   int fold_attr_ = -1;
@@ -674,7 +805,11 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   for (const auto& e : reader.info().build_ids)
     if (e.filename == "[kernel.kallsyms]" && effective.symbols.kernel_build_id.empty()) effective.symbols.kernel_build_id = e.build_id;
   StackFolder folder(reader, effective, stats);
-  if (!reader.info().pipe_mode) folder.prepare();
+  if (!reader.info().pipe_mode) {
+    folder.prepare();
+    unsigned threads = options.threads ? options.threads : std::min(2u, std::max(1u, std::thread::hardware_concurrency()));
+    folder.enable_parallel(threads);
+  }
   reader.read(folder, ro);
   const ReadStats& rs = reader.stats();
   for (const auto& w : rs.warnings) stats.warnings.push_back(w);

@@ -63,6 +63,16 @@ TEST_F(FoldFixture, OutputIsDeterministic) {
   EXPECT_TRUE(std::is_sorted(lines.begin(), lines.end()));
 }
 
+TEST_F(FoldFixture, ParallelUnwindingGivesTheSameOutput) {
+  std::string data = shell_quote(testdata("fold/dwarf_static.data"));
+  CommandResult one = run_shell(fold_cmd(symfs() + " --threads 1 " + data));
+  CommandResult two = run_shell(fold_cmd(symfs() + " --threads 2 --stats " + data));
+  ASSERT_EQ(one.status, 0) << one.err;
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_NE(two.err.find("88 samples, 88 folded"), std::string::npos) << two.err;
+}
+
 TEST_F(FoldFixture, MissingBinaryFallsBackToObjectNames) {
   if (std::filesystem::exists("/tmp/fgtool-fixture/fold_calls_static"))
     GTEST_SKIP() << "the fixture's binary exists at its recorded path on this machine";

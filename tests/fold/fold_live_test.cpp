@@ -145,6 +145,8 @@ TEST_F(FoldLive, DwarfUnwindingAgreesAndSeesThroughLibc) {
         kv.first.find("compare_keys") != std::string::npos)
       full = true;
   EXPECT_TRUE(full) << "no main;...;model::sort_batch;...;compare_keys stack in:\n" << folded.substr(0, 3000);
+  // Unwinding on two threads folds the same bytes as on one.
+  EXPECT_EQ(fold(data, "--threads 2"), fold(data, "--threads 1"));
 }
 
 TEST_F(FoldLive, OffCpuAgreesWithPerf) {
