@@ -62,6 +62,13 @@ int run_collapse(const std::vector<std::string>& args) {
   }
   fg::write_folded(profile, out);
   out.commit();
+  // Limits hit on hostile input are warnings even with --quiet.
+  if (stats.truncated_stacks)
+    std::cerr << "collapse: warning: " << stats.truncated_stacks << " samples deeper than " << fg::kMaxStackDepth
+              << " frames cut to their leaf-most " << fg::kMaxStackDepth << "\n";
+  if (stats.truncated_names)
+    std::cerr << "collapse: warning: " << stats.truncated_names << " frame names longer than "
+              << fg::kMaxFrameNameBytes << " bytes truncated\n";
 
   if (!vm["quiet"].as<bool>()) {
     std::ostream& e = std::cerr;
@@ -99,7 +106,18 @@ const bool loader_registered = [] {
       [](const std::string& path, fg::FoldedProfile& into, const fg::ProfileLoadOptions& o) {
         fg::CollapseOptions opt;
         opt.lenient = o.lenient;
-        fg::FoldedProfile p = fg::collapse_perf_script(path, opt);
+        fg::CollapseStats st;
+        fg::FoldedProfile p = fg::collapse_perf_script(path, opt, &st);
+        auto warn = [&](const std::string& w) {
+          if (o.warn) o.warn(w);
+          else std::cerr << "fgtool: " << path << ": " << w << "\n";
+        };
+        if (st.truncated_stacks)
+          warn(std::to_string(st.truncated_stacks) + " samples deeper than " + std::to_string(fg::kMaxStackDepth) +
+               " frames cut to their leaf-most " + std::to_string(fg::kMaxStackDepth));
+        if (st.truncated_names)
+          warn(std::to_string(st.truncated_names) + " frame names longer than " +
+               std::to_string(fg::kMaxFrameNameBytes) + " bytes truncated");
         into.merge(p);
         into.units = p.units;
       }});

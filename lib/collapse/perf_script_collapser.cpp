@@ -120,6 +120,7 @@ void PerfScriptCollapser::begin_sample(const PerfScriptHeader& h) {
   tentative_line_ = line_no_;
   broken_ = false;
   has_frames_ = false;
+  truncated_ = false;
   frames_.clear();
   comm_.assign(h.comm.data(), h.comm.size());
   pid_.assign(h.pid.data(), h.pid.size());
@@ -144,7 +145,17 @@ void PerfScriptCollapser::add_frame(const PerfScriptFrame& f) {
   has_frames_ = true;
   if (!wanted_ || broken_) return;
   if (f.inlined && !opt_.keep_inline) return;
+  // Like perf --max-stack: the leaf-most frames are kept (they are printed first).
+  if (frames_.size() >= kMaxStackDepth) {
+    if (!truncated_) ++stats_.truncated_stacks;
+    truncated_ = true;
+    return;
+  }
   tidy_frame(f.symbol, f.dso, f.address, opt_.tidy, name_);
+  if (name_.size() > kMaxFrameNameBytes) {
+    name_.resize(clamp_frame_name(name_).size());
+    ++stats_.truncated_names;
+  }
   FrameId id = out_.intern(name_);
   if (!f.dso.empty() && out_.frame_object(id).empty()) out_.set_frame_object(id, f.dso);
   frames_.push_back(id);

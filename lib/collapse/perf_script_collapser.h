@@ -46,6 +46,8 @@ struct CollapseStats {
   std::string event;                  // on-CPU: the event folded
   uint64_t malformed_skipped = 0;     // --lenient: lines skipped
   std::string first_malformed;        // --lenient: "FILE:LINE: what" of the first
+  uint64_t truncated_stacks = 0;      // samples with more than kMaxStackDepth frames (leaf-most kept)
+  uint64_t truncated_names = 0;       // frame names cut to kMaxFrameNameBytes
   // off-CPU
   uint64_t switch_outs = 0;           // sched_switch samples of a task (pid != 0)
   uint64_t switch_ins = 0;            // PERF_RECORD_SWITCH IN lines seen
@@ -92,6 +94,7 @@ class PerfScriptCollapser {
   bool wanted_ = false;       // fold this sample's frames
   bool broken_ = false;       // --lenient: a line of this sample was malformed
   bool has_frames_ = false;
+  bool truncated_ = false;    // this sample hit kMaxStackDepth
   std::string comm_, pid_, tid_, event_, rest_;
   bool has_time_ = false, has_period_ = false;
   uint64_t time_ns_ = 0, period_ = 0;

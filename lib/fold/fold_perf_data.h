@@ -57,6 +57,8 @@ struct FoldStats {
   std::string unwind_error;       // last libdwfl message, if any
   bool off_cpu_fallback = false;  // no switch-in source: times are upper bounds
   OffCpuStats off_cpu;
+  uint64_t truncated_stacks = 0;  // stacks over kMaxStackDepth frames (leaf-most kept, like perf --max-stack)
+  uint64_t truncated_names = 0;   // symbol names cut to kMaxFrameNameBytes
   std::vector<std::string> warnings;
   // What `fgtool info` shows: the header, per-record counts, and what could
   // (not) be symbolised and why.

@@ -18,6 +18,24 @@ namespace fg {
 using FrameId = uint32_t;   // index into the profile's frame-name table
 using NodeId = uint32_t;    // index into the profile's prefix tree; 0 is the root
 
+// Hard limits every reader applies to hostile or broken input, with a counted
+// warning when hit (docs/robustness.md): a stack keeps at most kMaxStackDepth
+// frames and a frame name at most kMaxFrameNameBytes bytes. Real stacks stay
+// far below both (perf's own callchain limit is 127 by default), while
+// without them one 50 MB line could make a 50 MB frame name or a
+// 200,000-level flamegraph.
+constexpr size_t kMaxStackDepth = 4096;
+constexpr size_t kMaxFrameNameBytes = 4096;
+
+// `name` cut to at most kMaxFrameNameBytes bytes, at a UTF-8 character
+// boundary (never inside a multi-byte sequence).
+inline std::string_view clamp_frame_name(std::string_view name) {
+  if (name.size() <= kMaxFrameNameBytes) return name;
+  size_t n = kMaxFrameNameBytes;
+  while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xC0) == 0x80) --n;
+  return name.substr(0, n);
+}
+
 class FoldedProfile {
  public:
   FoldedProfile();

@@ -1,5 +1,6 @@
 #include "folded/folded_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -61,6 +62,8 @@ class PathInserter {
  public:
   explicit PathInserter(FoldedProfile& p) : p_(p) {}
 
+  uint64_t truncated_stacks = 0, truncated_names = 0;
+
   void insert(std::string_view s, double weight) {
     size_t common = common_prefix(s, prev_);
     size_t k = 0;
@@ -71,13 +74,21 @@ class PathInserter {
     NodeId n = k ? nodes_[k - 1] : 0;
     size_t start = k ? ends_[k - 1] + 1 : 0;
     names_.clear();
-    while (start <= s.size()) {
+    // At most kMaxStackDepth frames (the root-most ones); the prefix reuse
+    // above stays valid because truncation depends only on the text.
+    while (start <= s.size() && k + names_.size() < kMaxStackDepth) {
       const void* semi = std::memchr(s.data() + start, ';', s.size() - start);
       size_t end = semi ? static_cast<const char*>(semi) - s.data() : s.size();
-      names_.push_back(s.substr(start, end - start));
+      std::string_view name = s.substr(start, end - start);
+      if (name.size() > kMaxFrameNameBytes) {
+        name = clamp_frame_name(name);
+        ++truncated_names;
+      }
+      names_.push_back(name);
       ends_.push_back(end);
       start = end + 1;
     }
+    if (start <= s.size()) ++truncated_stacks;
     if (!names_.empty()) {
       ids_.resize(names_.size());
       p_.intern_all(names_.data(), names_.size(), ids_.data());
@@ -131,7 +142,7 @@ class LineParser {
     if (stack.size() == 0) return malformed(line_no, "empty stack before the count");
     ++stats.stacks;
     if (sink) {
-      (*sink)(stack, count);
+      (*sink)(clamp_for_sink(stack), count);
     } else if (!b_) {
       a_.insert(stack, count);
     } else {
@@ -141,10 +152,59 @@ class LineParser {
   }
 
   void finish() {
+    // Three-column lines go to both profiles: count each line once.
+    stats.truncated_stacks = std::max(a_.truncated_stacks, b_ ? b_->truncated_stacks : 0);
+    stats.truncated_names = std::max(a_.truncated_names, b_ ? b_->truncated_names : 0);
+    if (stats.truncated_stacks)
+      warn(name_ + ": " + std::to_string(stats.truncated_stacks) + " stack" + (stats.truncated_stacks == 1 ? "" : "s") +
+           " deeper than " + std::to_string(kMaxStackDepth) + " frames cut to their " +
+           std::to_string(kMaxStackDepth) + " root-most frames");
+    if (stats.truncated_names)
+      warn(name_ + ": " + std::to_string(stats.truncated_names) + " frame name" + (stats.truncated_names == 1 ? "" : "s") +
+           " longer than " + std::to_string(kMaxFrameNameBytes) + " bytes truncated");
     if (stats.skipped == 0) return;
-    std::string msg = name_ + ": skipped " + std::to_string(stats.skipped) + " malformed line" +
-                      (stats.skipped == 1 ? "" : "s") + " (first at line " + std::to_string(stats.first_skipped_line) +
-                      ": " + stats.first_skipped_reason + ")";
+    warn(name_ + ": skipped " + std::to_string(stats.skipped) + " malformed line" + (stats.skipped == 1 ? "" : "s") +
+         " (first at line " + std::to_string(stats.first_skipped_line) + ": " + stats.first_skipped_reason + ")");
+  }
+
+  // The stack text within the limits (the flame-chart path gets text, not a
+  // profile): itself when within them, else a cut copy.
+  std::string_view clamp_for_sink(std::string_view stack) {
+    size_t depth = 0, start = 0;
+    bool fits = true;
+    while (start <= stack.size()) {
+      size_t end = stack.find(';', start);
+      if (end == std::string_view::npos) end = stack.size();
+      if (++depth > kMaxStackDepth || end - start > kMaxFrameNameBytes) {
+        fits = false;
+        break;
+      }
+      start = end + 1;
+    }
+    if (fits) return stack;
+    clamped_.clear();
+    depth = 0;
+    start = 0;
+    while (start <= stack.size()) {
+      size_t end = stack.find(';', start);
+      if (end == std::string_view::npos) end = stack.size();
+      if (depth == kMaxStackDepth) {
+        ++a_.truncated_stacks;
+        break;
+      }
+      std::string_view name = stack.substr(start, end - start);
+      if (name.size() > kMaxFrameNameBytes) {
+        name = clamp_frame_name(name);
+        ++a_.truncated_names;
+      }
+      if (depth++) clamped_ += ';';
+      clamped_.append(name);
+      start = end + 1;
+    }
+    return clamped_;
+  }
+
+  void warn(const std::string& msg) {
     if (options_.warn) options_.warn(msg);
     else std::cerr << "fgtool: warning: " << msg << "\n";
   }
@@ -181,6 +241,7 @@ class LineParser {
   }
 
   std::string name_;
+  std::string clamped_;
   const FoldedReadOptions& options_;
   PathInserter a_;
   std::unique_ptr<PathInserter> b_;

@@ -27,6 +27,10 @@ struct FoldedReadStats {
   uint64_t skipped = 0;         // malformed lines skipped (lenient mode)
   uint64_t first_skipped_line = 0;
   std::string first_skipped_reason;
+  // Limits (see kMaxStackDepth, kMaxFrameNameBytes): stacks cut to their
+  // root-most frames, and names cut short; both reported through `warn`.
+  uint64_t truncated_stacks = 0;
+  uint64_t truncated_names = 0;
 };
 
 // Adds every stack of `path` ("-" = stdin) to `into`. Throws InputError

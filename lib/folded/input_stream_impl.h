@@ -13,14 +13,16 @@ namespace fg {
 template <class LineFn>
 uint64_t for_each_line(InputStream& in, LineFn&& fn) {
   constexpr size_t kBlock = size_t(4) << 20;
-  constexpr size_t kMaxLine = size_t(1) << 30;
+  // A line within the stack limits (4096 frames of 4096 bytes) is at most
+  // 16 MiB; 64 MiB bounds the buffer a hostile single-line file can grow.
+  constexpr size_t kMaxLine = size_t(64) << 20;
   std::vector<char> buf(kBlock);
   size_t have = 0, scanned = 0;  // bytes in buf; bytes known to hold no '\n'
   uint64_t line_no = 0, total = 0;
   for (;;) {
     if (have == buf.size()) {
       if (buf.size() >= kMaxLine)
-        throw InputError::at_line(in.name(), line_no + 1, "line longer than 1 GiB");
+        throw InputError::at_line(in.name(), line_no + 1, "line longer than 64 MiB");
       buf.resize(buf.size() * 2);
     }
     size_t n = in.read(buf.data() + have, buf.size() - have);
