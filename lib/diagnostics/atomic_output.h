@@ -1,6 +1,7 @@
 // Output files are written under a temporary name beside the target and
 // renamed into place on commit(), so a crash or Ctrl-C never leaves a
-// half-written SVG or folded file under the requested name. "-" is stdout.
+// half-written SVG or folded file under the requested name. "-" is stdout;
+// an existing non-regular file (/dev/null, a FIFO) is written in place.
 #pragma once
 
 #include <cstdio>
@@ -23,10 +24,11 @@ class AtomicOutput {
   const std::string& path() const { return path_; }
 
  private:
-  std::string path_, tmp_;
+  std::string path_, target_, tmp_;  // target_: path_ with symlinks resolved
   FILE* file_ = nullptr;
   bool committed_ = false;
   bool is_stdout_ = false;
+  bool direct_ = false;  // not a regular file (/dev/null, a FIFO): written in place
 };
 
 }  // namespace fg
