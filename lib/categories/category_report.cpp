@@ -226,7 +226,8 @@ std::string format_report_json(const CategoryReport& r) {
   j["matrix"] = std::move(mx);
   j["other_share"] = {{"resource", round6(share_of(r.resource.empty() ? 0 : r.resource.back().self, r.total))},
                       {"phase", round6(share_of(r.phase.empty() ? 0 : r.phase.back().self, r.total))}};
-  return j.dump(2) + "\n";
+  // Frame names come from the input and may be invalid UTF-8: replaced by U+FFFD, never a throw.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 // ---- CSV ----
@@ -352,7 +353,8 @@ std::string format_category_diff_json(const CategoryReport& a, const CategoryRep
     }
     j[category_kind_name(CategoryKind(k))] = std::move(arr);
   }
-  return j.dump(2) + "\n";
+  // Frame names come from the input and may be invalid UTF-8: replaced by U+FFFD, never a throw.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::vector<std::string> category_diff_summary(const CategoryReport& a, const CategoryReport& b, size_t max_lines) {

@@ -62,6 +62,9 @@ CategoryRules CategoryRules::parse(std::string_view text, const std::string& sou
     doc = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     throw InputError::at_offset(source, e.byte, "not valid JSON (" + std::string(e.what()) + ")");
+  } catch (const json::exception& e) {
+    // out_of_range 406: a number too large for a double ("1e999"); found by fuzz/category_rules.
+    throw InputError(source + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   if (!doc.is_object()) throw InputError(source + ": the rules file must be a JSON object with a \"rules\" array");
   for (auto it = doc.begin(); it != doc.end(); ++it) {
@@ -69,7 +72,7 @@ CategoryRules CategoryRules::parse(std::string_view text, const std::string& sou
     if (!known.count(it.key())) throw InputError(source + ": unknown top-level key \"" + it.key() + "\"");
   }
   CategoryRules out;
-  if (auto v = doc.find("version"); v != doc.end() && (!v->is_number_integer() || v->get<int>() != 1))
+  if (auto v = doc.find("version"); v != doc.end() && (!v->is_number_integer() || v->get<int64_t>() != 1))
     throw InputError(source + ": \"version\" must be 1");
   if (auto r = doc.find("replace_defaults"); r != doc.end()) {
     if (!r->is_boolean()) throw InputError(source + ": \"replace_defaults\" must be true or false");
