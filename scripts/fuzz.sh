@@ -73,7 +73,7 @@ seed collapse 00 "$td"/collapse/*.txt
 seed collapse 01 "$td"/collapse/offcpu.txt "$td"/collapse/mixed.txt
 seed category_rules "" "$root"/lib/categories/default_rules.json "$root"/fuzz/seeds/category_rules/*.json
 seed chrome_trace "" "$td"/traces/*.json
-seed onednn_verbose "" "$td"/traces/*.log "$td"/traces/*.txt "$td"/traces/*.csv
+seed onednn_verbose "" "$td"/traces/*.log
 for t in "${targets[@]}"; do
   mkdir -p "$build/seeds/$t"
   [ -d "$td/fuzz-regressions/$t" ] && cp "$td/fuzz-regressions/$t"/* "$build/seeds/$t/" 2>/dev/null || true
