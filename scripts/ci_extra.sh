@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# CI checks beyond the README's test command (.ci/run calls this after
+# scripts/test.sh, which has installed everything and built build/):
+#   1. ASan+UBSan build of the parser-heavy test binaries and a ctest run of
+#      them; the same build has -Wall -Wextra -Werror on the project's own code
+#      (lib/, fgtool, fuzz and robustness tests), so the warning check costs nothing extra;
+#   2. the libFuzzer targets, FUZZ_SECONDS (60) each.
+# Each step's time is printed; CI_EXTRA_SKIP="asan fuzz" skips steps.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$(date +%s)
+skip=" ${CI_EXTRA_SKIP:-} "
+jobs=${FGTOOL_JOBS:-$(nproc)}
+unset DEBUGINFOD_URLS
+export FGTOOL_NO_PROGRESS=1
+step() { echo "ci_extra: $1 done in $(( $(date +%s) - $2 ))s"; }
+
+# The sanitized test binaries: everything that parses input (perf.data,
+# folded and perf script text, traces, rules) or writes output from it.
+# Left out (they gain little from ASan and cost the most): symbols and unwind
+# (elfutils does the parsing; their own ASan builds are run by their authors),
+# record (runs `perf record` for seconds per test), apps (libtorch) and
+# browser (Chromium).
+asan_targets=(fgtool folded_tests collapse_test perf_reader_test fold_tests categories_test render_tests
+              fuzz_regressions_test robustness_test)
+[ -f tests/traces/CMakeLists.txt ] && asan_targets+=(traces_tests)
+# Tests excluded under ASan, by name:
+#  - *_NOT_BUILT: binaries not in the list above; browser_*: Chromium, not fgtool code;
+#  - Interrupt.SignalDuringSvgWrite: times a kill against a write; ASan's
+#    slower start makes it mostly test ASan's startup, and it runs unsanitized in the main job;
+#  - *Benchmark*|*Throughput*|*Large*: timing or big-data tests, several times slower under ASan.
+asan_exclude='_NOT_BUILT|^browser_|Interrupt\.SignalDuringSvgWrite|Benchmark|Throughput|Large'
+
+if [[ $skip != *" asan "* ]]; then
+  s=$(date +%s)
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFGTOOL_SANITIZE=ON -DFGTOOL_WERROR=ON \
+    -DFGTOOL_BUILD_APPS=OFF -DFGTOOL_BUILD_BENCH=OFF >/dev/null
+  ninja -C build-asan -j"$jobs" "${asan_targets[@]}" >build-asan/ninja.log 2>&1 ||
+    { tail -n 60 build-asan/ninja.log; echo "ci_extra: ASan build failed" >&2; exit 1; }
+  step "ASan+UBSan build (-Werror)" "$s"
+  s=$(date +%s)
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -E "$asan_exclude"
+  step "ASan+UBSan tests" "$s"
+fi
+
+# Without the ASan step, the -Werror check gets a build of its own (lib/ and fgtool).
+if [[ $skip == *" asan "* && $skip != *" werror "* ]]; then
+  s=$(date +%s)
+  cmake -S . -B build-werror -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFGTOOL_WERROR=ON \
+    -DFGTOOL_BUILD_APPS=OFF -DFGTOOL_BUILD_TESTS=OFF -DFGTOOL_BUILD_BENCH=OFF >/dev/null
+  ninja -C build-werror -j"$jobs" fgtool >build-werror/ninja.log 2>&1 ||
+    { grep -A8 -E 'error:' build-werror/ninja.log | head -n 80; echo "ci_extra: -Werror build failed" >&2; exit 1; }
+  step "-Werror build" "$s"
+fi
+
+if [[ $skip != *" fuzz "* ]]; then
+  s=$(date +%s)
+  bash scripts/setup.sh --fuzz
+  bash scripts/fuzz.sh -t "${FUZZ_SECONDS:-60}" -j "$jobs"
+  step "fuzzing" "$s"
+fi
+echo "ci_extra: all done in $(( $(date +%s) - t0 ))s"
