@@ -67,8 +67,7 @@ int run_diff(const std::vector<std::string>& args) {
       std::cerr << "fgtool diff: warning: comparing " << a.units << " with " << b.units << "\n";
   }
   if (by == "category") {
-    fg::CategoryRules rules = fg::CategoryRules::defaults();
-    if (!rules_file.empty()) rules.apply_overrides(fg::CategoryRules::load_file(rules_file));
+    fg::CategoryRules rules = fg::CategoryRules::effective(rules_file);
     fg::CategoryMatcher matcher(rules);
     fg::ProfileCategories ca(a, matcher), cb(b, matcher);
     fg::CategoryReport ra = fg::build_category_report(ca, 0, inputs[0]);

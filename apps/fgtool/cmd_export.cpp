@@ -48,18 +48,8 @@ int run_export(const std::vector<std::string>& args) {
 
   fg::ProfileLoadOptions lo;
   lo.lenient = lenient;
-  fg::FoldedProfile profile;
   std::string source;
-  for (const auto& in : inputs) {
-    if (inputs.size() == 1) {
-      profile = fg::load_profile(in, lo);
-    } else {
-      fg::FoldedProfile p = fg::load_profile(in, lo);
-      profile.merge(p);
-      profile.units = p.units;
-    }
-    source += (source.empty() ? "" : " + ") + in;
-  }
+  fg::FoldedProfile profile = fg::load_profiles(inputs, lo, &source);
   if (profile.total() <= 0) std::cerr << "fgtool export: warning: no samples in the input\n";
   fg::ExportOptions eo;
   eo.name = name.empty() ? source : name;

@@ -51,24 +51,13 @@ int run_report(const std::vector<std::string>& args) {
   }
   // ---- end traces helper ----
 
-  fg::CategoryRules rules = fg::CategoryRules::defaults();
-  if (!rules_file.empty()) rules.apply_overrides(fg::CategoryRules::load_file(rules_file));
+  fg::CategoryRules rules = fg::CategoryRules::effective(rules_file);
   fg::CategoryMatcher matcher(rules);
 
   fg::ProfileLoadOptions lo;
   lo.lenient = vm["lenient"].as<bool>();
-  fg::FoldedProfile profile;
   std::string source;
-  for (const auto& in : inputs) {
-    if (inputs.size() == 1) {
-      profile = fg::load_profile(in, lo);
-    } else {
-      fg::FoldedProfile p = fg::load_profile(in, lo);
-      profile.merge(p);
-      profile.units = p.units;
-    }
-    source += (source.empty() ? "" : " + ") + in;
-  }
+  fg::FoldedProfile profile = fg::load_profiles(inputs, lo, &source);
   fg::ProfileCategories classified(profile, matcher);
   fg::CategoryReport report = fg::build_category_report(classified, top, source);
   fg::AtomicOutput out(output);

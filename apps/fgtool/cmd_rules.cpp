@@ -28,8 +28,7 @@ int run_rules(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!fg::cli::parse_args("rules", args, options, positional, vm)) return 0;
 
-  fg::CategoryRules rules = fg::CategoryRules::defaults();
-  if (!rules_file.empty()) rules.apply_overrides(fg::CategoryRules::load_file(rules_file));
+  fg::CategoryRules rules = fg::CategoryRules::effective(rules_file);
   fg::CategoryMatcher matcher(rules);  // validates the combined set
   fg::AtomicOutput out(output);
   if (!classify.empty()) {

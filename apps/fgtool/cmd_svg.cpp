@@ -71,20 +71,10 @@ int run_svg(const std::vector<std::string>& args) {
   } else {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;
-    fg::FoldedProfile profile;
-    for (const auto& in : inputs) {
-      if (inputs.size() == 1) {
-        profile = fg::load_profile(in, lo);
-      } else {
-        fg::FoldedProfile p = fg::load_profile(in, lo);
-        profile.merge(p);
-        profile.units = p.units;
-      }
-    }
+    fg::FoldedProfile profile = fg::load_profiles(inputs, lo);
     if (profile.total() <= 0) std::cerr << "fgtool svg: warning: no samples in the input\n";
     if (by_category) {
-      fg::CategoryRules rules = fg::CategoryRules::defaults();
-      if (!rules_file.empty()) rules.apply_overrides(fg::CategoryRules::load_file(rules_file));
+      fg::CategoryRules rules = fg::CategoryRules::effective(rules_file);
       fg::CategoryMatcher matcher(rules);
       fg::ProfileCategories classified(profile, matcher);
       fg::CategoryStyle style(classified);

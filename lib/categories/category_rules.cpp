@@ -48,6 +48,12 @@ const char* category_kind_name(CategoryKind kind) { return kind == CategoryKind:
 
 CategoryRules CategoryRules::defaults() { return parse(default_rules_json(), "built-in rules"); }
 
+CategoryRules CategoryRules::effective(const std::string& user_rules_file) {
+  CategoryRules rules = defaults();
+  if (!user_rules_file.empty()) rules.apply_overrides(load_file(user_rules_file));
+  return rules;
+}
+
 CategoryRules CategoryRules::load_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot open rules file '" + path + "'");

@@ -40,6 +40,9 @@ class CategoryRules {
  public:
   // The built-in rules (lib/categories/default_rules.json, compiled in).
   static CategoryRules defaults();
+  // The built-in rules with a user file's rules applied on top ("" = none):
+  // what every command's --rules option means.
+  static CategoryRules effective(const std::string& user_rules_file);
   // Parses a rules document; `source` names it in errors. Throws InputError
   // naming the rule and the problem ("rules.json: rule 3 'gemm': ...").
   static CategoryRules parse(std::string_view json_text, const std::string& source);

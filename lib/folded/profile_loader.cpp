@@ -68,4 +68,20 @@ FoldedProfile load_profile(const std::string& path, const ProfileLoadOptions& op
   return p;
 }
 
+FoldedProfile load_profiles(const std::vector<std::string>& paths, const ProfileLoadOptions& options,
+                            std::string* label) {
+  FoldedProfile profile;
+  for (const auto& in : paths) {
+    if (paths.size() == 1) {
+      profile = load_profile(in, options);
+    } else {
+      FoldedProfile p = load_profile(in, options);
+      profile.merge(p);
+      profile.units = p.units;
+    }
+    if (label) *label += (label->empty() ? "" : " + ") + in;
+  }
+  return profile;
+}
+
 }  // namespace fg

@@ -41,5 +41,9 @@ const ProfileLoader* find_profile_loader(std::string_view head);
 // loader, falling back to the folded-text reader (which handles gzip).
 void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options = {});
 FoldedProfile load_profile(const std::string& path, const ProfileLoadOptions& options = {});
+// Several inputs merged into one profile (one input is loaded as is, keeping
+// its frame objects). `label`, if given, receives "a + b + ...".
+FoldedProfile load_profiles(const std::vector<std::string>& paths, const ProfileLoadOptions& options = {},
+                            std::string* label = nullptr);
 
 }  // namespace fg
