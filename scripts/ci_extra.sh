@@ -24,12 +24,11 @@ step() { echo "ci_extra: $1 done in $(( $(date +%s) - $2 ))s"; }
 asan_targets=(fgtool folded_tests collapse_test perf_reader_test fold_tests categories_test render_tests
               fuzz_regressions_test robustness_test)
 [ -f tests/traces/CMakeLists.txt ] && asan_targets+=(traces_tests)
-# Tests excluded under ASan, by name:
-#  - *_NOT_BUILT: binaries not in the list above; browser_*: Chromium, not fgtool code;
-#  - Interrupt.SignalDuringSvgWrite: times a kill against a write; ASan's
-#    slower start makes it mostly test ASan's startup, and it runs unsanitized in the main job;
-#  - *Benchmark*|*Throughput*|*Large*: timing or big-data tests, several times slower under ASan.
-asan_exclude='_NOT_BUILT|^browser_|Interrupt\.SignalDuringSvgWrite|Benchmark|Throughput|Large'
+# Tests excluded under ASan, by name: only *_NOT_BUILT (the binaries not in
+# the list above) and browser_* (Chromium, no fgtool code). Everything else
+# works under ASan, the live `perf record` tests and the signal-timing test
+# included (measured: 259 tests in 71 s with -j2), so nothing else is left out.
+asan_exclude='_NOT_BUILT|^browser_'
 
 if [[ $skip != *" asan "* ]]; then
   s=$(date +%s)
