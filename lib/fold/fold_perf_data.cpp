@@ -26,7 +26,7 @@ using namespace callchain_context;
 constexpr uint64_t kKernelHalf = 0xffff800000000000ull;
 
 // Tags in the high bits of a frame-cache key's first word.
-enum class FrameKind : uint64_t { user = 1, kernel = 2, jit = 3, unknown = 4, special = 5 };
+enum class FrameKind : uint64_t { user = 1, kernel = 2, jit = 3, unknown = 4 };
 
 struct FrameKey {
   uint64_t a, b;
@@ -227,8 +227,7 @@ class StackFolder final : public RecordHandler {
     ++stats_.samples;
     note_time(s.time);
     if (s.attr == nullptr) return;
-    const bool is_switch = std::find(sched_switch_attrs_.begin(), sched_switch_attrs_.end(), s.attr_index) !=
-                           sched_switch_attrs_.end();
+    const bool is_switch = is_switch_attr(s.attr_index);
     if (options_.view != FoldView::on_cpu) {
       if (is_switch) {
         on_switch_sample(s);
@@ -245,16 +244,19 @@ class StackFolder final : public RecordHandler {
       ++stats_.other_event_samples;
       return;
     }
-    if (!selected(s.pid, s.tid, s.time, comm_of(s.pid, s.tid))) {
+    std::string_view comm = comm_of(s.pid, s.tid);
+    if (!selected(s.pid, s.tid, s.time, comm)) {
       ++stats_.filtered_samples;
       return;
     }
-    uint32_t stack = stack_of(s, root_frame(comm_of(s.pid, s.tid), s.pid, s.tid));
-    double w = options_.count ? 1.0 : double(s.period);
-    if (options_.view == FoldView::wall && !options_.count) {
-      if (!is_clock_event(*s.attr))
+    if (!wall_event_checked_) {
+      // Wall clock converts periods to microseconds, which only clock events have.
+      wall_event_checked_ = true;
+      if (options_.view == FoldView::wall && !options_.count && !is_clock_event(*s.attr))
         throw UsageError("--wall needs a cpu-clock or task-clock sampling event (found " + s.attr->name + ")");
     }
+    uint32_t stack = stack_of(s, root_frame(comm, s.pid, s.tid));
+    double w = options_.count ? 1.0 : double(s.period);
     add_weight(stack, w);
     ++stats_.folded_samples;
   }
@@ -338,8 +340,7 @@ class StackFolder final : public RecordHandler {
 
   void enqueue(const Sample& s) {
     // Unwind only what this view folds: switch samples for off-CPU, the others for on-CPU.
-    const bool is_switch = std::find(sched_switch_attrs_.begin(), sched_switch_attrs_.end(), s.attr_index) !=
-                           sched_switch_attrs_.end();
+    const bool is_switch = is_switch_attr(s.attr_index);
     const bool wanted = options_.view == FoldView::wall || (options_.view == FoldView::off_cpu) == is_switch;
     QueuedSample q{s, 0, 0, 0, 0, wanted && s.regs_user_mask != 0 && s.stack_user != nullptr};
     q.callchain = copy_bytes(s.callchain, s.callchain_nr * 8);
@@ -404,6 +405,10 @@ class StackFolder final : public RecordHandler {
  public:
 
  private:
+  bool is_switch_attr(size_t attr_index) const {
+    return std::find(sched_switch_attrs_.begin(), sched_switch_attrs_.end(), attr_index) != sched_switch_attrs_.end();
+  }
+
   bool is_sched_switch(const EventAttr& a) const {
     if (a.name == "sched:sched_switch") return true;
     if (a.type != 2) return false;
@@ -500,7 +505,6 @@ class StackFolder final : public RecordHandler {
   void collect_addresses(const Sample& s) {
     addresses_.clear();
     const bool dwarf = s.regs_user_mask != 0 && s.attr && s.attr->has(sample_bits::STACK_USER);
-    bool have_user = false;
     if (s.callchain_nr > 0) {
       int context = s.cpumode() == 1 ? 1 : 2;  // 1 kernel, 2 user, 0 other (guest/hv)
       bool first = true;
@@ -517,17 +521,13 @@ class StackFolder final : public RecordHandler {
           continue;
         }
         if (context == 0) continue;
-        if (context == 2) {
-          if (dwarf) continue;  // the unwinder provides the user part
-          have_user = true;
-        }
+        if (context == 2 && dwarf) continue;  // the unwinder provides the user part
         addresses_.push_back(StackAddress{v, context == 1, !first});
         first = false;
       }
     } else if (!dwarf) {
       bool kernel = s.cpumode() == 1 || s.ip >= kKernelHalf;
       addresses_.push_back(StackAddress{s.ip, kernel, false});
-      have_user = !kernel;
     }
     if (dwarf) {
       stats_.dwarf = true;
@@ -537,13 +537,11 @@ class StackFolder final : public RecordHandler {
         frames = &unwound_;
       }
       for (const UnwindFrame& f : *frames) addresses_.push_back(StackAddress{f.pc, false, f.is_return_address});
-      have_user = !frames->empty();
-      if (!have_user && addresses_.empty()) {
+      if (frames->empty() && addresses_.empty()) {
         bool kernel = s.cpumode() == 1 || s.ip >= kKernelHalf;
         addresses_.push_back(StackAddress{s.ip, kernel, false});
       }
     }
-    (void)have_user;
     if (addresses_.size() > kMaxStackDepth) {
       // A callchain can claim up to ~8190 entries in a 64 KiB record.
       addresses_.resize(kMaxStackDepth);
@@ -553,7 +551,8 @@ class StackFolder final : public RecordHandler {
 
   uint32_t stack_of(const Sample& s, FrameId root) {
     collect_addresses(s);
-    const ProcessMaps* proc = table_.process(s.pid > 0 ? s.pid : table_.pid_of(s.tid));
+    const int32_t pid = s.pid > 0 ? s.pid : table_.pid_of(s.tid);
+    const ProcessMaps* proc = table_.process(pid);
     key_.clear();
     key_.push_back(root);
     key_.push_back(proc ? proc->generation : 0);
@@ -567,7 +566,7 @@ class StackFolder final : public RecordHandler {
     // Symbolise: root first, so walk the leaf-first addresses backwards.
     uint32_t start = uint32_t(stack_arena_.size());
     stack_arena_.push_back(root);
-    for (auto it = addresses_.rbegin(); it != addresses_.rend(); ++it) append_frames(*it, s.pid > 0 ? s.pid : table_.pid_of(s.tid), proc);
+    for (auto it = addresses_.rbegin(); it != addresses_.rend(); ++it) append_frames(*it, pid, proc);
     stack_spans_.push_back(Span{start, uint32_t(stack_arena_.size()) - start});
     return idx;
   }
@@ -744,6 +743,7 @@ class StackFolder final : public RecordHandler {
   TracingData tracing_;
   bool prepared_ = false;
   int fold_attr_ = -1;
+  bool wall_event_checked_ = false;
   std::vector<size_t> sched_switch_attrs_;
   const TracepointField* prev_pid_ = nullptr;
   const TracepointField* prev_state_ = nullptr;
