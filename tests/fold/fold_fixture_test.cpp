@@ -95,6 +95,25 @@ TEST_F(FoldFixture, InfoSummarisesTheRecording) {
   EXPECT_NE(r.out.find("perf:        6.1"), std::string::npos) << r.out;
 }
 
+TEST_F(FoldFixture, OptionsThatDoNotFitAreUsageErrors) {
+  std::string data = shell_quote(testdata("fold/fp_static.data"));
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : std::vector<Case>{{"--off-cpu", "no sched:sched_switch events"},
+                                         {"--wall", "no sched:sched_switch events"},
+                                         {"--off-cpu --wall", "exclude each other"},
+                                         {"--state Q", "unknown task state"},
+                                         {"--time 5", "START,END"},
+                                         {"--time abc,", "not a time"},
+                                         {"--pid-filter 12x", "not a number"}}) {
+    CommandResult r = run_shell(fold_cmd(symfs() + " " + c.args + " " + data));
+    EXPECT_EQ(r.status, 2) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << c.args;
+  }
+}
+
 // Damaged input: a clear one-line error naming the file and byte offset, exit
 // status 1, never a crash or a hang; --partial folds what came before.
 class FoldDamage : public FoldFixture {
