@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -178,21 +179,25 @@ class StackFolder final : public RecordHandler {
 
   void on_mmap(const MmapRecord& r) override {
     flush_queue();
+    ++thread_epoch_;
     table_.apply(r);
     note_time(r.time);
   }
   void on_comm(const CommRecord& r) override {
     flush_queue();
+    ++thread_epoch_;
     table_.apply(r);
     note_time(r.time);
   }
   void on_fork(const TaskRecord& r) override {
     flush_queue();
+    ++thread_epoch_;
     table_.apply_fork(r);
     note_time(r.time);
   }
   void on_exit(const TaskRecord& r) override {
     flush_queue();
+    ++thread_epoch_;
     table_.apply_exit(r);
     note_time(r.time);
     if (options_.view != FoldView::on_cpu) off_cpu_.activity(r.tid, r.time, blocks_);
@@ -244,8 +249,8 @@ class StackFolder final : public RecordHandler {
       ++stats_.other_event_samples;
       return;
     }
-    std::string_view comm = comm_of(s.pid, s.tid);
-    if (!selected(s.pid, s.tid, s.time, comm)) {
+    ThreadSlot& thread = thread_slot(s.pid, s.tid);
+    if (!selected(s.pid, s.tid, s.time, thread.comm)) {
       ++stats_.filtered_samples;
       return;
     }
@@ -255,9 +260,11 @@ class StackFolder final : public RecordHandler {
       if (options_.view == FoldView::wall && !options_.count && !is_clock_event(*s.attr))
         throw UsageError("--wall needs a cpu-clock or task-clock sampling event (found " + s.attr->name + ")");
     }
-    uint32_t stack = stack_of(s, root_frame(comm, s.pid, s.tid));
-    double w = options_.count ? 1.0 : double(s.period);
-    add_weight(stack, w);
+    if (!thread.has_root) {
+      thread.root = root_frame(thread.comm, s.pid, s.tid);
+      thread.has_root = true;
+    }
+    queue_stack(s, thread.root, thread.pid, thread.proc, options_.count ? 1.0 : double(s.period));
     ++stats_.folded_samples;
   }
 
@@ -278,6 +285,14 @@ class StackFolder final : public RecordHandler {
     std::vector<FrameId> frames;
     for (size_t i = 0; i < weights_.size(); ++i) {
       if (weights_[i] == 0) continue;
+      if (!micro) {
+        // Whole periods or counts: summing in the profile is exact (integers in
+        // doubles), and much cheaper than grouping hundreds of thousands of raw
+        // stacks through a std::map first.
+        const Span& sp = stack_spans_[i];
+        out_.add(stack_arena_.data() + sp.start, sp.count, weights_[i]);
+        continue;
+      }
       stack_frames(uint32_t(i), frames);
       grouped[frames] += weights_[i];
     }
@@ -361,7 +376,10 @@ class StackFolder final : public RecordHandler {
   }
 
   void flush_queue() {
-    if (queue_.empty()) return;
+    if (queue_.empty()) {
+      flush_pending();
+      return;
+    }
     const uint8_t* base = reinterpret_cast<const uint8_t*>(queue_bytes_.data());
     for (QueuedSample& q : queue_) {
       Sample& s = q.sample;
@@ -386,6 +404,7 @@ class StackFolder final : public RecordHandler {
     precomputed_ = nullptr;
     queue_.clear();
     queue_bytes_.clear();
+    flush_pending();
   }
 
   static void add_unwind_stats(UnwindStats& into, const UnwindStats& s) {
@@ -418,6 +437,31 @@ class StackFolder final : public RecordHandler {
 
   void note_time(uint64_t t) {
     if (t > last_time_) last_time_ = t;
+  }
+
+  // What a sample needs of its thread, cached: consecutive samples mostly
+  // come from a few threads, and three hash lookups per sample (comm, pid,
+  // process) showed in profiles. Valid until the process table changes.
+  struct ThreadSlot {
+    int32_t sample_pid = 0, tid = 0;
+    uint32_t epoch = 0;
+    std::string_view comm;
+    int32_t pid = -1;                    // sample_pid, or looked up by tid
+    const ProcessMaps* proc = nullptr;
+    FrameId root = 0;
+    bool has_root = false;
+  };
+  ThreadSlot& thread_slot(int32_t pid, int32_t tid) {
+    ThreadSlot& t = threads_[uint32_t(tid) % threads_.size()];
+    if (t.epoch == thread_epoch_ && t.sample_pid == pid && t.tid == tid) return t;
+    t = ThreadSlot{};
+    t.sample_pid = pid;
+    t.tid = tid;
+    t.epoch = thread_epoch_;
+    t.comm = comm_of(pid, tid);
+    t.pid = pid > 0 ? pid : table_.pid_of(tid);
+    t.proc = table_.process(t.pid);
+    return t;
   }
 
   // perf names a thread it never saw a COMM for ":TID".
@@ -549,24 +593,106 @@ class StackFolder final : public RecordHandler {
     }
   }
 
-  uint32_t stack_of(const Sample& s, FrameId root) {
+  struct PendingStack {
+    std::vector<uint64_t> words;  // the key (keeps its capacity across samples)
+    uint64_t hash = 0;
+    double weight = 0;
+    int32_t pid = 0;
+  };
+
+  // A raw stack's key: [root | address count << 32, the process's map
+  // generation (0 without user frames: kernel-only stacks do not depend on
+  // the process), the kernel's, the addresses leaf first, then 2 flag bits
+  // per address (return address, kernel), 32 to a word]. The key holds
+  // everything needed to symbolise the stack later, so folding can be
+  // batched (see queue_stack).
+  void build_key(const Sample& s, FrameId root, const ProcessMaps* proc, std::vector<uint64_t>& key) {
     collect_addresses(s);
-    const int32_t pid = s.pid > 0 ? s.pid : table_.pid_of(s.tid);
-    const ProcessMaps* proc = table_.process(pid);
+    bool user = false;
+    for (const StackAddress& a : addresses_) user |= !a.kernel;
+    if (!user) proc = nullptr;
+    const size_t n = addresses_.size();
+    key.push_back(uint64_t(root) | (uint64_t(n) << 32));
+    key.push_back(proc ? proc->generation : 0);
+    key.push_back(table_.kernel().generation);
+    for (const StackAddress& a : addresses_) key.push_back(a.address);
+    uint64_t flags = 0;
+    for (size_t i = 0; i < n; ++i) {
+      flags |= uint64_t((a_flag(addresses_[i]))) << (2 * (i % 32));
+      if (i % 32 == 31 || i + 1 == n) {
+        key.push_back(flags);
+        flags = 0;
+      }
+    }
+  }
+  static uint64_t a_flag(const StackAddress& a) { return (a.return_address ? 1u : 0u) | (a.kernel ? 2u : 0u); }
+
+  int32_t pid_for(const Sample& s) const { return s.pid > 0 ? s.pid : table_.pid_of(s.tid); }
+
+  // The raw stack of a sample, now (the off-CPU paths need the index at once).
+  uint32_t stack_of(const Sample& s, FrameId root) {
+    const int32_t pid = pid_for(s);
     key_.clear();
-    key_.push_back(root);
-    key_.push_back(proc ? proc->generation : 0);
-    key_.push_back(table_.kernel().generation);
-    for (const StackAddress& a : addresses_) key_.push_back((a.address << 1) ^ (a.return_address ? 1 : 0) ^ (a.kernel ? (1ull << 63) : 0));
-    // The pid matters for JIT and unknown maps only through the generation.
-    uint64_t h = RawStackTable::hash_words(key_.data(), uint32_t(key_.size()));
-    uint32_t idx = raw_.find(key_.data(), uint32_t(key_.size()), h);
+    build_key(s, root, table_.process(pid), key_);
+    uint32_t n = uint32_t(key_.size());
+    return resolve_stack(key_.data(), n, RawStackTable::hash_words(key_.data(), n), pid);
+  }
+
+  // On-CPU samples: the key is built now and its weight added a little later,
+  // so that the table's cache misses of many samples overlap: the slot is
+  // prefetched at once, the key kPrefetchKeyAfter samples later, and the
+  // lookup happens when the sample leaves the kPendingStacks-long ring.
+  // flush_pending() empties the ring before anything changes the process table.
+  void queue_stack(const Sample& s, FrameId root, int32_t pid, const ProcessMaps* proc, double weight) {
+    if (pending_count_ == kPendingStacks) resolve_oldest_pending();
+    PendingStack& p = pending_[(pending_head_ + pending_count_) % kPendingStacks];
+    p.words.clear();
+    build_key(s, root, proc, p.words);
+    p.hash = RawStackTable::hash_words(p.words.data(), uint32_t(p.words.size()));
+    p.weight = weight;
+    p.pid = pid;
+    raw_.prefetch_slot(p.hash);
+    ++pending_count_;
+    if (pending_count_ > kPrefetchKeyAfter)
+      prefetch_pending(pending_[(pending_head_ + pending_count_ - 1 - kPrefetchKeyAfter) % kPendingStacks]);
+  }
+
+  void prefetch_pending(const PendingStack& p) const {
+    uint32_t candidate = raw_.prefetch_key(p.hash);
+    if (candidate < weights_.size()) __builtin_prefetch(&weights_[candidate]);
+  }
+
+  void resolve_oldest_pending() {
+    const PendingStack& p = pending_[pending_head_];
+    add_weight(resolve_stack(p.words.data(), uint32_t(p.words.size()), p.hash, p.pid), p.weight);
+    pending_head_ = (pending_head_ + 1) % kPendingStacks;
+    --pending_count_;
+  }
+
+  void flush_pending() {
+    for (size_t i = pending_count_ > kPrefetchKeyAfter ? pending_count_ - kPrefetchKeyAfter : 0; i < pending_count_; ++i)
+      prefetch_pending(pending_[(pending_head_ + i) % kPendingStacks]);
+    while (pending_count_) resolve_oldest_pending();
+  }
+
+  // The index of a raw stack; a new one is symbolised (with the process
+  // table as it is now: callers flush before the table changes).
+  uint32_t resolve_stack(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid) {
+    uint32_t idx = raw_.find(key, count, hash);
     if (idx != RawStackTable::kMissing) return idx;
-    idx = raw_.insert(key_.data(), uint32_t(key_.size()), h);
+    idx = raw_.insert(key, count, hash);
+    const FrameId root = FrameId(key[0] & 0xffffffffu);
+    const size_t n = size_t(key[0] >> 32);
+    const ProcessMaps* proc = key[1] ? table_.process(pid) : nullptr;
+    const uint64_t* addr = key + 3;
+    const uint64_t* flags = key + 3 + n;
     // Symbolise: root first, so walk the leaf-first addresses backwards.
     uint32_t start = uint32_t(stack_arena_.size());
     stack_arena_.push_back(root);
-    for (auto it = addresses_.rbegin(); it != addresses_.rend(); ++it) append_frames(*it, pid, proc);
+    for (size_t i = n; i-- > 0;) {
+      uint64_t f = flags[i / 32] >> (2 * (i % 32));
+      append_frames(StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, pid, proc);
+    }
     stack_spans_.push_back(Span{start, uint32_t(stack_arena_.size()) - start});
     return idx;
   }
@@ -755,6 +881,11 @@ class StackFolder final : public RecordHandler {
 
   FoldedProfile out_;
   RawStackTable raw_;
+  static constexpr size_t kPendingStacks = 32, kPrefetchKeyAfter = 16;
+  std::array<PendingStack, kPendingStacks> pending_;
+  size_t pending_head_ = 0, pending_count_ = 0;
+  std::array<ThreadSlot, 256> threads_{};
+  uint32_t thread_epoch_ = 1;
   std::vector<Span> stack_spans_;       // per raw stack: its frames in stack_arena_
   std::vector<FrameId> stack_arena_;
   std::vector<double> weights_;         // per raw stack, on-CPU
@@ -805,11 +936,19 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   for (const auto& e : reader.info().build_ids)
     if (e.filename == "[kernel.kallsyms]" && effective.symbols.kernel_build_id.empty()) effective.symbols.kernel_build_id = e.build_id;
   StackFolder folder(reader, effective, stats);
+  const unsigned threads =
+      options.threads ? options.threads : std::min(2u, std::max(1u, std::thread::hardware_concurrency()));
   if (!reader.info().pipe_mode) {
     folder.prepare();
-    unsigned threads = options.threads ? options.threads : std::min(2u, std::max(1u, std::thread::hardware_concurrency()));
     folder.enable_parallel(threads);
   }
+  // Reading overlaps folding on a second core (output identical either way),
+  // and so does loading the kernel's symbols unless no event sees the kernel
+  // (exclude_kernel is bit 5 of the attr flags).
+  ro.reading_thread = threads >= 2;
+  bool kernel_events = reader.info().pipe_mode;
+  for (const EventAttr& a : reader.info().attrs) kernel_events |= !a.flag(5);
+  if (threads >= 2 && kernel_events) folder.symbols().start_loading_kernel_symbols();
   reader.read(folder, ro);
   const ReadStats& rs = reader.stats();
   for (const auto& w : rs.warnings) stats.warnings.push_back(w);

@@ -2,10 +2,15 @@
 // frame, the process's map generation and the addresses) so that a stack seen
 // a million times is symbolised once and each later sample costs one hash
 // lookup. Keys live in one arena; the table never shrinks during a run.
+//
+// With hundreds of thousands of distinct stacks the table outgrows the CPU
+// caches and a lookup is two cache misses (slot, then key). prefetch() lets a
+// caller that batches samples start both loads early and overlap them.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 namespace fg {
@@ -21,23 +26,47 @@ class RawStackTable {
     for (size_t i = hash & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
       if (s.index == kMissing) return kMissing;
-      if (s.hash == hash && entries_[s.index].count == count &&
-          std::memcmp(&arena_[entries_[s.index].offset], words, count * sizeof(uint64_t)) == 0)
+      // The arena holds each key's length followed by its words.
+      if (s.hash == hash && arena_[s.offset] == count &&
+          std::memcmp(&arena_[s.offset + 1], words, count * sizeof(uint64_t)) == 0)
         return s.index;
     }
   }
 
+  // Stage 1 of a batched lookup: start loading the slot for hash.
+  void prefetch_slot(uint64_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+  }
+  // Stage 2 (after the slot has arrived): start loading the key of the first
+  // slot whose hash matches; returns its index (a likely hit) or kMissing.
+  uint32_t prefetch_key(uint64_t hash) const {
+    if (slots_.empty()) return kMissing;
+    const Slot& s = slots_[hash & (slots_.size() - 1)];
+    if (s.index == kMissing || s.hash != hash) return kMissing;
+    __builtin_prefetch(&arena_[s.offset]);
+    return s.index;
+  }
+
   // Inserts a key known to be missing; returns its index (0, 1, 2, ...).
   uint32_t insert(const uint64_t* words, uint32_t count, uint64_t hash) {
-    if ((entries_.size() + 1) * 4 >= slots_.size() * 3) grow();
-    uint32_t index = uint32_t(entries_.size());
-    entries_.push_back(Entry{arena_.size(), count});
+    if ((offsets_.size() + 1) * 4 >= slots_.size() * 3) grow();
+    if (arena_.size() + count + 1 > UINT32_MAX || offsets_.size() + 1 >= kMissing)
+      throw std::length_error("raw stack table: more than 4 G words of stacks");
+    uint32_t index = uint32_t(offsets_.size());
+    uint32_t offset = uint32_t(arena_.size());
+    offsets_.push_back(offset);
+    arena_.push_back(count);
     arena_.insert(arena_.end(), words, words + count);
-    place(hash, index);
+    place(Slot{hash, index, offset});
     return index;
   }
 
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return offsets_.size(); }
+  // The words of key index, and their number.
+  const uint64_t* key(uint32_t index, uint32_t* count) const {
+    *count = uint32_t(arena_[offsets_[index]]);
+    return &arena_[offsets_[index] + 1];
+  }
 
   static uint64_t hash_words(const uint64_t* words, uint32_t count) {
     // A multiply-xorshift mix per word: fast, and good enough for addresses.
@@ -51,30 +80,29 @@ class RawStackTable {
   }
 
  private:
+  // 16 bytes, four to a cache line; the key's offset is here so that a
+  // lookup touches the slot and the key, nothing in between.
   struct Slot {
     uint64_t hash = 0;
     uint32_t index = kMissing;
+    uint32_t offset = 0;
   };
-  struct Entry {
-    size_t offset;
-    uint32_t count;
-  };
-  void place(uint64_t hash, uint32_t index) {
+  void place(const Slot& slot) {
     size_t mask = slots_.size() - 1;
-    size_t i = hash & mask;
+    size_t i = slot.hash & mask;
     while (slots_[i].index != kMissing) i = (i + 1) & mask;
-    slots_[i] = Slot{hash, index};
+    slots_[i] = slot;
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
     for (const Slot& s : old)
-      if (s.index != kMissing) place(s.hash, s.index);
+      if (s.index != kMissing) place(s);
   }
 
   std::vector<Slot> slots_;
-  std::vector<Entry> entries_;
-  std::vector<uint64_t> arena_;
+  std::vector<uint32_t> offsets_;  // per index: where its key starts in arena_
+  std::vector<uint64_t> arena_;    // per key: its length, then its words
 };
 
 }  // namespace fg

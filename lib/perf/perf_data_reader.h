@@ -49,6 +49,11 @@ struct ReadOptions {
   // Size of the zstd output buffer; 0 = default. Tests make it tiny so that
   // records straddle decompressed chunks.
   size_t zstd_output_chunk = 0;
+  // Read and validate records (and decompress) on a second thread while the
+  // handler runs on the calling thread, a round at a time. The handler sees
+  // exactly the same calls in the same order either way; only files (not
+  // pipes) are read this way.
+  bool reading_thread = false;
 };
 
 struct ReadStats {

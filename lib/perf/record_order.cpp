@@ -46,16 +46,80 @@ uint64_t RecordOrderQueue::min_file_offset(uint64_t fallback) const {
 }
 
 void RecordOrderQueue::sort() {
-  // Entries usually arrive nearly sorted per CPU; seq makes the order total (stable).
-  std::sort(queue_.begin(), queue_.end(), [](const QueuedRecord& a, const QueuedRecord& b) {
-    return a.time != b.time ? a.time < b.time : a.seq < b.seq;
-  });
+  // Order by (time, seq). A round is a few runs already sorted by time (perf
+  // drains each CPU's ring buffer in turn), so merge those runs instead of
+  // sorting from scratch; fall back to a full sort for input without such
+  // runs. The vector is kept so that equal times appear in seq order within
+  // it (what was left from the last flush precedes everything pushed since),
+  // hence a stable merge by time alone yields (time, seq) order.
+  auto by_time = [](const QueuedRecord& a, const QueuedRecord& b) { return a.time < b.time; };
+  runs_.clear();
+  runs_.push_back(0);
+  for (size_t i = 1; i < queue_.size(); ++i)
+    if (queue_[i].time < queue_[i - 1].time) {
+      runs_.push_back(i);
+      if (runs_.size() > kMaxRuns) {
+        std::stable_sort(queue_.begin(), queue_.end(), by_time);
+        return;
+      }
+    }
+  if (runs_.size() == 1) return;
+  runs_.push_back(queue_.size());
+  // Bottom-up: merge neighbouring runs pairwise, ping-ponging with scratch_.
+  scratch_.resize(queue_.size());
+  while (runs_.size() > 2) {
+    size_t out = 0;
+    std::vector<size_t>& next = next_runs_;
+    next.assign(1, 0);
+    for (size_t r = 0; r + 1 < runs_.size(); r += 2) {
+      auto a = queue_.begin() + std::ptrdiff_t(runs_[r]);
+      auto b = queue_.begin() + std::ptrdiff_t(runs_[r + 1]);
+      if (r + 2 < runs_.size()) {
+        auto c = queue_.begin() + std::ptrdiff_t(runs_[r + 2]);
+        std::merge(a, b, b, c, scratch_.begin() + std::ptrdiff_t(out), by_time);
+        out = runs_[r + 2];
+      } else {
+        std::copy(a, b, scratch_.begin() + std::ptrdiff_t(out));
+        out = runs_[r + 1];
+      }
+      next.push_back(out);
+    }
+    queue_.swap(scratch_);
+    runs_.swap(next);
+  }
 }
 
-void RecordOrderQueue::erase_front(size_t n) {
+void RecordOrderQueue::take(uint64_t limit, std::vector<QueuedRecord>& out, ArenaBlocks& retired) {
+  if (queue_.empty()) return;
+  sort();
+  size_t n = 0;
+  while (n < queue_.size() && queue_[n].time <= limit) {
+    if (queue_[n].time > last_delivered_) last_delivered_ = queue_[n].time;
+    ++n;
+  }
+  out.insert(out.end(), queue_.begin(), queue_.begin() + std::ptrdiff_t(n));
+  erase_front(n, &retired);
+}
+
+void RecordOrderQueue::erase_front(size_t n, ArenaBlocks* retired) {
   if (n == 0) return;
   queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
   if (blocks_.empty()) return;
+  if (retired) {
+    // The taken records may live in any block: keep them all, and copy the
+    // still-queued owned records into fresh blocks.
+    std::vector<Block> old;
+    old.swap(blocks_);
+    arena_bytes_live_ = 0;
+    for (auto& r : queue_) {
+      if (!r.owned) continue;
+      uint8_t* p = arena_alloc(r.size);
+      std::memcpy(p, r.data, r.size);
+      r.data = p;
+    }
+    for (Block& b : old) retired->push_back(std::move(b.words));
+    return;
+  }
   // Compact the arena: move the still-queued owned records into fresh blocks.
   size_t live = 0;
   for (const auto& r : queue_)

@@ -43,6 +43,17 @@ class RecordOrderQueue {
     flush(UINT64_MAX, deliver);
   }
 
+  // The same two steps, but the records are appended to out instead of
+  // delivered (a reading thread hands them to the delivering one). Arena
+  // blocks that may hold them move to retired: the caller frees them once
+  // the records are delivered.
+  using ArenaBlocks = std::vector<std::unique_ptr<uint64_t[]>>;
+  void finish_round_into(std::vector<QueuedRecord>& out, ArenaBlocks& retired) {
+    take(flush_limit_, out, retired);
+    flush_limit_ = max_time_;
+  }
+  void flush_all_into(std::vector<QueuedRecord>& out, ArenaBlocks& retired) { take(UINT64_MAX, out, retired); }
+
   size_t size() const { return queue_.size(); }
   // Smallest file offset still referenced by a queued record that points into
   // the file (not the arena); fallback when there is none.
@@ -69,11 +80,17 @@ class RecordOrderQueue {
       deliver(r);
     }
   }
+  void take(uint64_t limit, std::vector<QueuedRecord>& out, ArenaBlocks& retired);
   void sort();
-  void erase_front(size_t n);
+  // Drops the first n records and compacts the arena; with retired, the old
+  // blocks are moved there instead of being freed or reused.
+  void erase_front(size_t n, ArenaBlocks* retired = nullptr);
   uint8_t* arena_alloc(size_t size);
 
   std::vector<QueuedRecord> queue_;
+  std::vector<QueuedRecord> scratch_;  // merge buffer of sort()
+  std::vector<size_t> runs_, next_runs_;  // start of each sorted run, then the end
+  static constexpr size_t kMaxRuns = 64;
   uint64_t seq_ = 0;
   uint64_t max_time_ = 0, flush_limit_ = 0, last_delivered_ = 0;
   size_t max_size_ = 0;

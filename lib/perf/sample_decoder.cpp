@@ -1,6 +1,9 @@
 #include "perf/sample_decoder.h"
 
 #include <cstdio>
+#include <emmintrin.h>
+
+#include <type_traits>
 #include <string>
 
 #include "perf/perf_abi.h"
@@ -72,11 +75,23 @@ class Cursor {
 
 const uint64_t* words(const uint8_t* p) { return reinterpret_cast<const uint64_t*>(p); }
 
+// s = Sample(), but with 16-byte moves: GCC compiles the assignment (and a
+// memcpy from a constant) to rep stos + rep movs, whose start-up cost was
+// half of this function's time, and it runs twice per sample.
+// (The attribute keeps GCC from turning the loop back into a memcpy.)
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) void reset(Sample& s) {
+  static const Sample kEmpty{};
+  static_assert(std::is_trivially_copyable_v<Sample> && sizeof(Sample) % 16 == 0);
+  const __m128i* from = reinterpret_cast<const __m128i*>(&kEmpty);
+  __m128i* to = reinterpret_cast<__m128i*>(&s);
+  for (size_t i = 0; i < sizeof(Sample) / 16; ++i) _mm_storeu_si128(to + i, _mm_loadu_si128(from + i));
+}
+
 }  // namespace
 
 void decode_sample(const EventAttr& a, const uint8_t* rec, size_t size, Sample& s) {
   const uint64_t t = a.sample_type;
-  s = Sample();
+  reset(s);
   s.attr = &a;
   s.misc = load<uint16_t>(rec + 4);
   Cursor c(rec, size);

@@ -1,5 +1,7 @@
 #include "symbols/symbol_cache.h"
 
+#include <future>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "diagnostics/input_error.h"
@@ -115,6 +118,66 @@ SymbolCache::SymbolCache(SymbolOptions options) : options_(std::move(options)) {
   }
   kernel_unknown_ = intern("[kernel.kallsyms]");
 }
+
+namespace {
+// The kernel's symbol table and where it came from. Built without touching a
+// SymbolCache, so that it can be built on another thread.
+struct KernelLoad {
+  KallsymsTable table;
+  std::string source, problem;
+  bool kptr_restricted = false;
+};
+
+KernelLoad load_kallsyms(const SymbolOptions& options) {
+  KernelLoad out;
+  std::string text, error;
+  auto use = [&](const std::string& path, std::string text_in) {
+    KallsymsTable t = KallsymsTable::parse(std::move(text_in), path);
+    if (t.all_zero()) {
+      out.kptr_restricted = true;
+      if (!out.problem.empty()) out.problem += "; ";
+      out.problem += path + ": all addresses are 0 (kernel.kptr_restrict)";
+      return false;
+    }
+    out.table = std::move(t);
+    out.source = path;
+    return true;
+  };
+  if (!options.kallsyms_path.empty()) {
+    if (!read_whole_file(options.kallsyms_path, text, &error))
+      throw InputError("kallsyms: " + error);
+    if (use(options.kallsyms_path, std::move(text))) return out;
+  }
+  if (options.use_proc_kallsyms) {
+    if (read_whole_file("/proc/kallsyms", text, &error)) {
+      try {
+        if (use("/proc/kallsyms", std::move(text))) return out;
+      } catch (const InputError& e) {
+        out.problem = e.what();
+      }
+    }
+  }
+  if (!options.kernel_build_id.empty() && !options.buildid_dir.empty()) {
+    std::string path = options.buildid_dir + "/[kernel.kallsyms]/" + build_id_hex(options.kernel_build_id) + "/kallsyms";
+    if (read_whole_file(path, text, nullptr)) {
+      try {
+        if (use(path, std::move(text))) return out;
+      } catch (const InputError& e) {
+        if (!out.problem.empty()) out.problem += "; ";
+        out.problem += e.what();
+      }
+    }
+  }
+  if (out.problem.empty())
+    out.problem = "no kernel symbols: no --kallsyms file, /proc/kallsyms not usable for this recording, "
+                  "no kallsyms in the build-id cache";
+  return out;
+}
+}  // namespace
+
+struct SymbolCache::KernelPreload {
+  std::future<KernelLoad> result;
+};
 
 SymbolCache::~SymbolCache() {
   objects_.clear();
@@ -329,51 +392,24 @@ void SymbolCache::symbolize_vaddr(ObjectHandle h, uint64_t vaddr, bool return_ad
   append(*span, out);
 }
 
+void SymbolCache::start_loading_kernel_symbols() {
+  if (kernel_loaded_ || kernel_preload_) return;
+  kernel_preload_ = std::make_unique<KernelPreload>();
+  kernel_preload_->result = std::async(std::launch::async, load_kallsyms, options_);
+}
+
 void SymbolCache::load_kernel_symbols() {
   if (kernel_loaded_) return;
   kernel_loaded_ = true;
-  std::string text, error;
-  auto use = [&](const std::string& path, std::string text_in) {
-    KallsymsTable t = KallsymsTable::parse(std::move(text_in), path);
-    if (t.all_zero()) {
-      kernel_status_.kptr_restricted = true;
-      if (!kernel_status_.problem.empty()) kernel_status_.problem += "; ";
-      kernel_status_.problem += path + ": all addresses are 0 (kernel.kptr_restrict)";
-      return false;
-    }
-    kallsyms_ = std::move(t);
-    kernel_status_.source = path;
-    kernel_status_.symbols = kallsyms_.size();
-    return true;
-  };
-  if (!options_.kallsyms_path.empty()) {
-    if (!read_whole_file(options_.kallsyms_path, text, &error))
-      throw InputError("kallsyms: " + error);
-    if (use(options_.kallsyms_path, std::move(text))) return;
-  }
-  if (options_.use_proc_kallsyms) {
-    if (read_whole_file("/proc/kallsyms", text, &error)) {
-      try {
-        if (use("/proc/kallsyms", std::move(text))) return;
-      } catch (const InputError& e) {
-        kernel_status_.problem = e.what();
-      }
-    }
-  }
-  if (!options_.kernel_build_id.empty() && !options_.buildid_dir.empty()) {
-    std::string path = options_.buildid_dir + "/[kernel.kallsyms]/" + build_id_hex(options_.kernel_build_id) + "/kallsyms";
-    if (read_whole_file(path, text, nullptr)) {
-      try {
-        if (use(path, std::move(text))) return;
-      } catch (const InputError& e) {
-        if (!kernel_status_.problem.empty()) kernel_status_.problem += "; ";
-        kernel_status_.problem += e.what();
-      }
-    }
-  }
-  if (kernel_status_.problem.empty())
-    kernel_status_.problem = "no kernel symbols: no --kallsyms file, /proc/kallsyms not usable for this recording, "
-                             "no kallsyms in the build-id cache";
+  // A preload's InputError (an unreadable --kallsyms) surfaces here, at the
+  // first kernel lookup, as it would without the preload.
+  std::unique_ptr<KernelPreload> preload = std::move(kernel_preload_);
+  KernelLoad k = preload ? preload->result.get() : load_kallsyms(options_);
+  kallsyms_ = std::move(k.table);
+  kernel_status_.source = std::move(k.source);
+  kernel_status_.symbols = k.source.empty() ? 0 : kallsyms_.size();
+  kernel_status_.kptr_restricted = k.kptr_restricted;
+  kernel_status_.problem = std::move(k.problem);
 }
 
 void SymbolCache::symbolize_kernel(uint64_t address, bool return_address, std::vector<SymbolizedFrame>& out) {

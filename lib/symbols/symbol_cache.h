@@ -108,6 +108,9 @@ class SymbolCache {
   // Loads kernel symbols now (otherwise on the first kernel lookup). Throws
   // fg::InputError when an explicit kallsyms_path is unreadable or malformed.
   void load_kernel_symbols();
+  // Starts reading the kernel symbols on another thread (reading and parsing
+  // /proc/kallsyms costs tens of ms); load_kernel_symbols() then waits for it.
+  void start_loading_kernel_symbols();
 
   std::string_view object_display_name(ObjectHandle h) const;  // "[libc.so.6]"
   std::string resolved_elf_path(ObjectHandle h) const;         // "" if unresolved
@@ -188,6 +191,8 @@ class SymbolCache {
 
   // Kernel.
   bool kernel_loaded_ = false;
+  struct KernelPreload;
+  std::unique_ptr<KernelPreload> kernel_preload_;
   KallsymsTable kallsyms_;
   NamedRanges ksymbols_;
   KernelSymbolStatus kernel_status_;
