@@ -279,37 +279,33 @@ class StackFolder final : public RecordHandler {
     const PerfFileInfo& info = reader_.info();
     if (fold_attr_ >= 0 && size_t(fold_attr_) < info.attrs.size()) stats_.event = info.attrs[fold_attr_].name;
     const bool micro = options_.view != FoldView::on_cpu;
-    // Group raw stacks by their folded frames, sum in raw units, then convert:
-    // rounding after summing keeps off-CPU microseconds exact per stack.
-    std::map<std::vector<FrameId>, double> grouped;
-    std::vector<FrameId> frames;
-    for (size_t i = 0; i < weights_.size(); ++i) {
-      if (weights_[i] == 0) continue;
-      if (!micro) {
-        // Whole periods or counts: summing in the profile is exact (integers in
-        // doubles), and much cheaper than grouping hundreds of thousands of raw
-        // stacks through a std::map first.
-        const Span& sp = stack_spans_[i];
-        out_.add(stack_arena_.data() + sp.start, sp.count, weights_[i]);
-        continue;
+    if (!micro) {
+      // Whole periods or counts: summing in the profile is exact (integers
+      // in doubles).
+      for (size_t i = 0; i < weights_.size(); ++i)
+        if (weights_[i] != 0) out_.add_self(stack_nodes_[i], weights_[i]);
+    } else {
+      // Sum per folded stack (raw stacks that fold alike share a node) in
+      // ns, then convert: rounding after summing keeps microseconds exact.
+      std::unordered_map<NodeId, double> grouped;
+      for (size_t i = 0; i < weights_.size(); ++i)
+        if (weights_[i] != 0) grouped[stack_nodes_[i]] += weights_[i];
+      // In a fixed order, so that the tree is built the same way every run.
+      std::vector<std::pair<uint64_t, uint64_t>> off(off_weights_.begin(), off_weights_.end());
+      std::sort(off.begin(), off.end());
+      for (const auto& kv : off) {
+        NodeId node = stack_nodes_[uint32_t(kv.first >> 16)];
+        uint64_t state = kv.first & 0xffff;
+        if (options_.view == FoldView::wall) node = out_.child(node, out_.intern("[off-cpu: " + task_state_name(state) + "]"));
+        grouped[node] += double(kv.second);
       }
-      stack_frames(uint32_t(i), frames);
-      grouped[frames] += weights_[i];
-    }
-    for (const auto& kv : off_weights_) {
-      uint32_t stack = uint32_t(kv.first >> 16);
-      uint64_t state = kv.first & 0xffff;
-      stack_frames(stack, frames);
-      if (options_.view == FoldView::wall) frames.push_back(out_.intern("[off-cpu: " + task_state_name(state) + "]"));
-      grouped[frames] += double(kv.second);
-    }
-    for (const auto& kv : grouped) {
-      double w = kv.second;
-      if (micro) {
+      std::vector<std::pair<NodeId, double>> sums(grouped.begin(), grouped.end());
+      std::sort(sums.begin(), sums.end());
+      for (const auto& kv : sums) {
         // On-CPU periods of clock events and off-CPU blocks are both in ns.
-        w = options_.count ? w : std::round(w / 1000.0);
+        double w = options_.count ? kv.second : std::round(kv.second / 1000.0);
+        if (w > 0) out_.add_self(kv.first, w);
       }
-      if (w > 0) out_.add(kv.first, w);
     }
     if (options_.count) out_.units = "samples";
     else if (micro) out_.units = "us";
@@ -544,6 +540,34 @@ class StackFolder final : public RecordHandler {
 
   // ---- building a sample's stack ----
 
+  // A sample's addresses, leaf first, in a buffer of kMaxStackDepth sized
+  // once: pushing is a store and a compare (a std::vector's push_back was not
+  // inlined and showed in profiles). Addresses beyond the limit are dropped,
+  // which keeps the leaf-most kMaxStackDepth.
+  class AddressList {
+   public:
+    AddressList() : buf_(new StackAddress[kMaxStackDepth]) {}
+    void clear() {
+      n_ = 0;
+      truncated_ = false;
+    }
+    void push(uint64_t address, bool kernel, bool return_address) {
+      if (n_ < kMaxStackDepth) buf_[n_++] = StackAddress{address, kernel, return_address};
+      else truncated_ = true;
+    }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    bool truncated() const { return truncated_; }
+    const StackAddress& operator[](size_t i) const { return buf_[i]; }
+    const StackAddress* begin() const { return buf_.get(); }
+    const StackAddress* end() const { return buf_.get() + n_; }
+
+   private:
+    std::unique_ptr<StackAddress[]> buf_;
+    size_t n_ = 0;
+    bool truncated_ = false;
+  };
+
   // Collects the sample's addresses, leaf first: the kernel callchain, then
   // the user part from the callchain (frame pointers) or from DWARF unwinding.
   void collect_addresses(const Sample& s) {
@@ -566,12 +590,12 @@ class StackFolder final : public RecordHandler {
         }
         if (context == 0) continue;
         if (context == 2 && dwarf) continue;  // the unwinder provides the user part
-        addresses_.push_back(StackAddress{v, context == 1, !first});
+        addresses_.push(v, context == 1, !first);
         first = false;
       }
     } else if (!dwarf) {
       bool kernel = s.cpumode() == 1 || s.ip >= kKernelHalf;
-      addresses_.push_back(StackAddress{s.ip, kernel, false});
+      addresses_.push(s.ip, kernel, false);
     }
     if (dwarf) {
       stats_.dwarf = true;
@@ -580,17 +604,14 @@ class StackFolder final : public RecordHandler {
         unwinder_.unwind(s, unwound_);
         frames = &unwound_;
       }
-      for (const UnwindFrame& f : *frames) addresses_.push_back(StackAddress{f.pc, false, f.is_return_address});
+      for (const UnwindFrame& f : *frames) addresses_.push(f.pc, false, f.is_return_address);
       if (frames->empty() && addresses_.empty()) {
         bool kernel = s.cpumode() == 1 || s.ip >= kKernelHalf;
-        addresses_.push_back(StackAddress{s.ip, kernel, false});
+        addresses_.push(s.ip, kernel, false);
       }
     }
-    if (addresses_.size() > kMaxStackDepth) {
-      // A callchain can claim up to ~8190 entries in a 64 KiB record.
-      addresses_.resize(kMaxStackDepth);
-      ++stats_.truncated_stacks;
-    }
+    // A callchain can claim up to ~8190 entries in a 64 KiB record.
+    if (addresses_.truncated()) ++stats_.truncated_stacks;
   }
 
   struct PendingStack {
@@ -612,17 +633,17 @@ class StackFolder final : public RecordHandler {
     for (const StackAddress& a : addresses_) user |= !a.kernel;
     if (!user) proc = nullptr;
     const size_t n = addresses_.size();
-    key.push_back(uint64_t(root) | (uint64_t(n) << 32));
-    key.push_back(proc ? proc->generation : 0);
-    key.push_back(table_.kernel().generation);
-    for (const StackAddress& a : addresses_) key.push_back(a.address);
-    uint64_t flags = 0;
+    const size_t at = key.size();
+    key.resize(at + 3 + n + (n + 31) / 32);
+    uint64_t* k = key.data() + at;
+    k[0] = uint64_t(root) | (uint64_t(n) << 32);
+    k[1] = proc ? proc->generation : 0;
+    k[2] = table_.kernel().generation;
+    uint64_t* flags = k + 3 + n;
     for (size_t i = 0; i < n; ++i) {
-      flags |= uint64_t((a_flag(addresses_[i]))) << (2 * (i % 32));
-      if (i % 32 == 31 || i + 1 == n) {
-        key.push_back(flags);
-        flags = 0;
-      }
+      const StackAddress& a = addresses_[i];
+      k[3 + i] = a.address;
+      flags[i / 32] |= uint64_t(a_flag(a)) << (2 * (i % 32));
     }
   }
   static uint64_t a_flag(const StackAddress& a) { return (a.return_address ? 1u : 0u) | (a.kernel ? 2u : 0u); }
@@ -686,24 +707,20 @@ class StackFolder final : public RecordHandler {
     const ProcessMaps* proc = key[1] ? table_.process(pid) : nullptr;
     const uint64_t* addr = key + 3;
     const uint64_t* flags = key + 3 + n;
-    // Symbolise: root first, so walk the leaf-first addresses backwards.
-    uint32_t start = uint32_t(stack_arena_.size());
-    stack_arena_.push_back(root);
+    // Symbolise, root first (the addresses are leaf first), straight into
+    // the profile's tree: a raw stack is then just the node its path ends at.
+    NodeId node = out_.child(0, root);
     for (size_t i = n; i-- > 0;) {
       uint64_t f = flags[i / 32] >> (2 * (i % 32));
-      append_frames(StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, pid, proc);
+      node = append_frames(StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, pid, proc, node);
     }
-    stack_spans_.push_back(Span{start, uint32_t(stack_arena_.size()) - start});
+    stack_nodes_.push_back(node);
     return idx;
   }
 
-  void stack_frames(uint32_t stack, std::vector<FrameId>& frames) const {
-    const Span& sp = stack_spans_[stack];
-    frames.assign(stack_arena_.begin() + sp.start, stack_arena_.begin() + sp.start + sp.count);
-  }
-
-  // Appends the frames (outermost first, inlines included) of one address.
-  void append_frames(const StackAddress& a, int32_t pid, const ProcessMaps* proc) {
+  // Extends the path at node by the frames (outermost first, inlines
+  // included) of one address; returns where it ends.
+  NodeId append_frames(const StackAddress& a, int32_t pid, const ProcessMaps* proc, NodeId node) {
     ++stats_.frames;
     FrameKey key;
     const MapEntry* map = nullptr;
@@ -725,7 +742,8 @@ class StackFolder final : public RecordHandler {
     }
     const FrameSpan* cached = frame_cache_.find(key);
     const FrameSpan& sp = cached ? *cached : frame_cache_.insert(key, symbolise(a, map, pid));
-    stack_arena_.insert(stack_arena_.end(), frame_arena_.begin() + sp.start, frame_arena_.begin() + sp.start + sp.count);
+    for (uint32_t i = 0; i < sp.count; ++i) node = out_.child(node, frame_arena_[sp.start + i]);
+    return node;
   }
 
   uint64_t object_of(const MapEntry& m) {
@@ -755,9 +773,6 @@ class StackFolder final : public RecordHandler {
     return symbols_.resolved_elf_path(ObjectHandle(object_of(m)));
   }
 
-  struct Span {
-    uint32_t start, count;
-  };
 
   FrameSpan symbolise(const StackAddress& a, const MapEntry* map, int32_t pid) {
     resolved_.clear();
@@ -886,8 +901,7 @@ class StackFolder final : public RecordHandler {
   size_t pending_head_ = 0, pending_count_ = 0;
   std::array<ThreadSlot, 256> threads_{};
   uint32_t thread_epoch_ = 1;
-  std::vector<Span> stack_spans_;       // per raw stack: its frames in stack_arena_
-  std::vector<FrameId> stack_arena_;
+  std::vector<NodeId> stack_nodes_;     // per raw stack: the node in out_ where its path ends
   std::vector<double> weights_;         // per raw stack, on-CPU
   std::unordered_map<uint64_t, uint64_t> off_weights_;  // (raw stack << 16 | state) -> ns
   FrameCache frame_cache_;
@@ -898,7 +912,7 @@ class StackFolder final : public RecordHandler {
   bool feature_ids_built_ = false;
 
   // Scratch buffers reused across samples (no allocation on the hot path).
-  std::vector<StackAddress> addresses_;
+  AddressList addresses_;
   std::vector<UnwindFrame> unwound_;
   std::vector<uint64_t> key_;
   std::vector<SymbolizedFrame> resolved_;

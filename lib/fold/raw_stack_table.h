@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fold/huge_page_allocator.h"
+
 namespace fg {
 
 class RawStackTable {
@@ -27,9 +29,10 @@ class RawStackTable {
       const Slot& s = slots_[i];
       if (s.index == kMissing) return kMissing;
       // The arena holds each key's length followed by its words.
-      if (s.hash == hash && arena_[s.offset] == count &&
-          std::memcmp(&arena_[s.offset + 1], words, count * sizeof(uint64_t)) == 0)
-        return s.index;
+      if (s.hash == hash) {
+        const uint64_t* stored = at(s.offset);
+        if (stored[0] == count && std::memcmp(stored + 1, words, count * sizeof(uint64_t)) == 0) return s.index;
+      }
     }
   }
 
@@ -43,20 +46,27 @@ class RawStackTable {
     if (slots_.empty()) return kMissing;
     const Slot& s = slots_[hash & (slots_.size() - 1)];
     if (s.index == kMissing || s.hash != hash) return kMissing;
-    __builtin_prefetch(&arena_[s.offset]);
+    __builtin_prefetch(at(s.offset));
     return s.index;
   }
 
   // Inserts a key known to be missing; returns its index (0, 1, 2, ...).
   uint32_t insert(const uint64_t* words, uint32_t count, uint64_t hash) {
     if ((offsets_.size() + 1) * 4 >= slots_.size() * 3) grow();
-    if (arena_.size() + count + 1 > UINT32_MAX || offsets_.size() + 1 >= kMissing)
-      throw std::length_error("raw stack table: more than 4 G words of stacks");
+    if (count + 1 > kBlockWords) throw std::length_error("raw stack table: a key of more than 256 K words");
+    if (blocks_.empty() || block_used_ + count + 1 > kBlockWords) {
+      if (blocks_.size() >= (size_t(1) << (32 - kBlockShift)) || offsets_.size() + 1 >= kMissing)
+        throw std::length_error("raw stack table: more than 32 GB of stacks");
+      blocks_.emplace_back(kBlockWords);
+      block_used_ = 0;
+    }
     uint32_t index = uint32_t(offsets_.size());
-    uint32_t offset = uint32_t(arena_.size());
+    uint32_t offset = uint32_t(((blocks_.size() - 1) << kBlockShift) | block_used_);
+    uint64_t* p = blocks_.back().data() + block_used_;
+    p[0] = count;
+    std::memcpy(p + 1, words, count * sizeof(uint64_t));
+    block_used_ += count + 1;
     offsets_.push_back(offset);
-    arena_.push_back(count);
-    arena_.insert(arena_.end(), words, words + count);
     place(Slot{hash, index, offset});
     return index;
   }
@@ -64,8 +74,9 @@ class RawStackTable {
   size_t size() const { return offsets_.size(); }
   // The words of key index, and their number.
   const uint64_t* key(uint32_t index, uint32_t* count) const {
-    *count = uint32_t(arena_[offsets_[index]]);
-    return &arena_[offsets_[index] + 1];
+    const uint64_t* stored = at(offsets_[index]);
+    *count = uint32_t(stored[0]);
+    return stored + 1;
   }
 
   static uint64_t hash_words(const uint64_t* words, uint32_t count) {
@@ -94,15 +105,24 @@ class RawStackTable {
     slots_[i] = slot;
   }
   void grow() {
-    std::vector<Slot> old = std::move(slots_);
+    std::vector<Slot, HugePageAllocator<Slot>> old = std::move(slots_);
     slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
     for (const Slot& s : old)
       if (s.index != kMissing) place(s);
   }
 
-  std::vector<Slot> slots_;
-  std::vector<uint32_t> offsets_;  // per index: where its key starts in arena_
-  std::vector<uint64_t> arena_;    // per key: its length, then its words
+  // Keys live in fixed 2 MiB blocks, never moved: a growing vector would copy
+  // tens of MB at each doubling and briefly need twice the memory.
+  static constexpr unsigned kBlockShift = 18;
+  static constexpr size_t kBlockWords = size_t(1) << kBlockShift;
+  const uint64_t* at(uint32_t offset) const {
+    return blocks_[offset >> kBlockShift].data() + (offset & (kBlockWords - 1));
+  }
+
+  std::vector<Slot, HugePageAllocator<Slot>> slots_;
+  std::vector<uint32_t> offsets_;  // per index: block << kBlockShift | word in the block
+  std::vector<std::vector<uint64_t, HugePageAllocator<uint64_t>>> blocks_;  // per key: its length, its words
+  size_t block_used_ = 0;          // words used in blocks_.back()
 };
 
 }  // namespace fg
