@@ -54,6 +54,9 @@ class FrameCache {
       if (s.key == k) return &s.value;
     }
   }
+  void prefetch(const FrameKey& k) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash(k) & (slots_.size() - 1)]);
+  }
   const FrameSpan& insert(const FrameKey& k, FrameSpan v) {
     if ((size_ + 1) * 4 >= slots_.size() * 3) grow();
     ++size_;
@@ -709,10 +712,22 @@ class StackFolder final : public RecordHandler {
     const uint64_t* flags = key + 3 + n;
     // Symbolise, root first (the addresses are leaf first), straight into
     // the profile's tree: a raw stack is then just the node its path ends at.
+    // First every frame's cache key, prefetching its slot, then the lookups:
+    // the frame cache is too big for the CPU caches, and this way the misses
+    // of one stack's frames overlap.
+    if (frame_keys_.size() < n) {
+      frame_keys_.resize(n);
+      frame_maps_.resize(n);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t f = flags[i / 32] >> (2 * (i % 32));
+      frame_keys_[i] = frame_key(StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, pid, proc, &frame_maps_[i]);
+      frame_cache_.prefetch(frame_keys_[i]);
+    }
     NodeId node = out_.child(0, root);
     for (size_t i = n; i-- > 0;) {
       uint64_t f = flags[i / 32] >> (2 * (i % 32));
-      node = append_frames(StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, pid, proc, node);
+      node = append_frames(frame_keys_[i], StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, frame_maps_[i], pid, node);
     }
     stack_nodes_.push_back(node);
     return idx;
@@ -720,12 +735,21 @@ class StackFolder final : public RecordHandler {
 
   // Extends the path at node by the frames (outermost first, inlines
   // included) of one address; returns where it ends.
-  NodeId append_frames(const StackAddress& a, int32_t pid, const ProcessMaps* proc, NodeId node) {
+  NodeId append_frames(const FrameKey& key, const StackAddress& a, const MapEntry* map, int32_t pid, NodeId node) {
     ++stats_.frames;
+    if (a.kernel) ++stats_.kernel_frames;
+    const FrameSpan* cached = frame_cache_.find(key);
+    const FrameSpan& sp = cached ? *cached : frame_cache_.insert(key, symbolise(a, map, pid));
+    for (uint32_t i = 0; i < sp.count; ++i) node = out_.child(node, frame_arena_[sp.start + i]);
+    return node;
+  }
+
+  // The frame cache's key for an address: the kernel address, the object
+  // and file offset, or the JIT process and address. *map_out gets the map.
+  FrameKey frame_key(const StackAddress& a, int32_t pid, const ProcessMaps* proc, const MapEntry** map_out) {
     FrameKey key;
     const MapEntry* map = nullptr;
     if (a.kernel) {
-      ++stats_.kernel_frames;
       key = FrameKey{(uint64_t(FrameKind::kernel) << 60) | (a.return_address ? 1 : 0), a.address};
     } else {
       map = proc ? proc->find(a.address) : nullptr;
@@ -740,10 +764,8 @@ class StackFolder final : public RecordHandler {
         key = FrameKey{(uint64_t(FrameKind::jit) << 60) | (uint64_t(uint32_t(pid)) << 1), a.address};
       }
     }
-    const FrameSpan* cached = frame_cache_.find(key);
-    const FrameSpan& sp = cached ? *cached : frame_cache_.insert(key, symbolise(a, map, pid));
-    for (uint32_t i = 0; i < sp.count; ++i) node = out_.child(node, frame_arena_[sp.start + i]);
-    return node;
+    *map_out = map;
+    return key;
   }
 
   uint64_t object_of(const MapEntry& m) {
@@ -913,6 +935,8 @@ class StackFolder final : public RecordHandler {
 
   // Scratch buffers reused across samples (no allocation on the hot path).
   AddressList addresses_;
+  std::vector<FrameKey> frame_keys_;          // resolve_stack's per-frame keys
+  std::vector<const MapEntry*> frame_maps_;   // and maps
   std::vector<UnwindFrame> unwound_;
   std::vector<uint64_t> key_;
   std::vector<SymbolizedFrame> resolved_;
