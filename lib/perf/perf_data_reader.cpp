@@ -795,6 +795,7 @@ void PerfDataReader::Impl::run_threaded(Progress& progress, uint64_t start) {
         b = std::move(batches.front());
         batches.pop_front();
         delivering = true;
+        batch_cv.notify_all();  // room for the reading thread to queue the next one
       }
       for (const perf_order::QueuedRecord& r : b.records) deliver(r);
       if (map && b.release_upto) release_consumed(b.release_upto);

@@ -52,7 +52,8 @@ struct ReadOptions {
   // Read and validate records (and decompress) on a second thread while the
   // handler runs on the calling thread, a round at a time. The handler sees
   // exactly the same calls in the same order either way; only files (not
-  // pipes) are read this way.
+  // pipes) are read this way. stats() is then written by the reading thread
+  // while the handler runs: read it only after read() returns.
   bool reading_thread = false;
 };
 
