@@ -29,6 +29,7 @@ int run_info(const std::vector<std::string>& args) {
   if (!parse_args("info", args, options, positional, vm)) return 0;
   if (cli.input.empty()) throw UsageError("no input file (see 'fgtool help info')");
   FoldOptions fo = to_fold_options(cli, vm);
+  fo.object_statuses = true;
   FoldStats st;
   FoldedProfile profile = fold_perf_data(cli.input, fo, &st);
   const PerfFileInfo& f = st.file;

@@ -319,7 +319,7 @@ class StackFolder final : public RecordHandler {
     stats_.unwind = unwinder_.stats();
     if (second_unwinder_) add_unwind_stats(stats_.unwind, second_unwinder_->stats());
     stats_.unwind_error = unwinder_.last_error();
-    stats_.objects = symbols_.object_statuses();
+    if (options_.object_statuses) stats_.objects = symbols_.object_statuses();
     stats_.kernel = symbols_.kernel_status();
     stats_.processes = table_.process_count();
     out = std::move(out_);

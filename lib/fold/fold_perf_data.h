@@ -39,6 +39,9 @@ struct FoldOptions {
   bool partial = false;          // fold what was read before damage instead of failing
   bool progress = false;
   unsigned threads = 0;          // unwinding workers; 0 = one per core (max 2)
+  // Fill FoldStats::objects (what `fgtool info` lists). Off by default: it
+  // makes every object load its DWARF to say whether it has debuginfo.
+  bool object_statuses = false;
   SymbolOptions symbols;
   DwarfUnwinderOptions unwind;
 };

@@ -253,11 +253,24 @@ bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
   dwfl_module_info(module_, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   if (userdata) *userdata = &cs;
 
-  Dwarf_Addr bias = 0;
-  has_dwarf_ = dwfl_module_getdwarf(module_, &bias) != nullptr;
   build_symbol_table();
   debug_file_ = cs.used_debug_file;
   return true;
+}
+
+bool ElfObject::has_debuginfo() const {
+  if (!dwarf_checked_) {
+    dwarf_checked_ = true;
+    Dwarf_Addr bias = 0;
+    has_dwarf_ = module_ && dwfl_module_getdwarf(module_, &bias) != nullptr;
+  }
+  return has_dwarf_;
+}
+
+const std::string& ElfObject::debug_file() const {
+  has_debuginfo();  // the debug file may only be found while looking for DWARF
+  const std::string& used = callback_state_->used_debug_file;
+  return used.empty() ? debug_file_ : used;
 }
 
 void ElfObject::build_symbol_table() {
@@ -463,7 +476,7 @@ const std::vector<CuSubprogram>& ElfObject::cu_subprograms(Dwarf_Die* cu) const 
 
 void ElfObject::inline_chain(uint64_t vaddr, std::vector<std::string>& out) const {
   out.clear();
-  if (!has_dwarf_) return;
+  if (!has_debuginfo()) return;
   Dwarf_Addr bias = 0;
   Dwarf_Die* cu = dwfl_module_addrdie(module_, vaddr, &bias);
   if (!cu) return;

@@ -86,9 +86,13 @@ class ElfObject {
   // callees at vaddr, outermost first; empty without DWARF or inlining.
   void inline_chain(uint64_t vaddr, std::vector<std::string>& out) const;
 
-  bool has_debuginfo() const { return has_dwarf_; }
-  // Path of the separate debug file libdwfl used, if any.
-  const std::string& debug_file() const { return debug_file_; }
+  // Whether DWARF was found. The first call loads it (libdw then decompresses
+  // the .debug_* sections, tens of ms for libc's debuginfo): plain symbol
+  // lookups never need it, only inline frames and `fgtool info`.
+  bool has_debuginfo() const;
+  // Path of the separate debug file libdwfl used, if any (complete after
+  // has_debuginfo()).
+  const std::string& debug_file() const;
   // Where the symbol table came from, e.g. ".symtab", ".dynsym", ".dynsym+.gnu_debugdata".
   const std::string& symtab_source() const { return symtab_source_; }
 
@@ -104,7 +108,7 @@ class ElfObject {
   std::string debug_file_;
   std::string symtab_source_;
   bool is_exec_ = false;
-  bool has_dwarf_ = false;
+  mutable bool dwarf_checked_ = false, has_dwarf_ = false;
   std::vector<LoadSegment> segments_;
   std::vector<ElfSymbol> symbols_;
   size_t real_symbols_ = 0;
