@@ -111,6 +111,9 @@ TEST(KernelSymbols, CacheUsesKsymbolsFirstAndReportsSource) {
   EXPECT_FALSE(out[0].resolved);
   auto st = cache.kernel_status();
   EXPECT_EQ(st.source, dir + "/kallsyms");
+  // T, W and D symbols, one per address (of the three at ffffffff81000000 one is kept).
+  EXPECT_EQ(st.symbols, fg::KallsymsTable::parse(kSample, "k").size());
+  EXPECT_GT(st.symbols, 0u);
   EXPECT_EQ(st.lookups, 4u);
   EXPECT_EQ(st.unresolved, 1u);
   EXPECT_EQ(st.ksymbol_ranges, 1u);
@@ -134,6 +137,33 @@ TEST(KernelSymbols, BuildIdCacheKallsymsAndKptrRestrictStatus) {
   EXPECT_TRUE(st.kptr_restricted);
   EXPECT_NE(st.problem.find("kptr_restrict"), std::string::npos);
   EXPECT_NE(st.source.find(bid_hex), std::string::npos);
+}
+
+// When the recording's kernel is the running one, perf record's build-id
+// cache copy is read instead of /proc/kallsyms (same symbols, a plain file:
+// no 50 ms of the kernel printing it); here the copy holds a symbol that the
+// running kernel certainly lacks, so using it is visible. Also when loaded
+// on another thread first.
+TEST(KernelSymbols, BuildIdCacheCopyBeatsProcKallsymsForTheRunningKernel) {
+  for (bool preload : {false, true}) {
+    std::string dir = fg::test::temp_dir();
+    std::string bid_hex = "89abcdef0123456789abcdef0123456789abcdef";
+    fg::test::run_shell("mkdir -p '" + dir + "/[kernel.kallsyms]/" + bid_hex + "'");
+    fg::test::write_file(dir + "/[kernel.kallsyms]/" + bid_hex + "/kallsyms",
+                         "ffffffff81000000 T fgtool_cache_only_symbol\nffffffff81001000 T next_one\n");
+    fg::SymbolOptions o;
+    o.buildid_dir = dir;
+    o.use_proc_kallsyms = true;
+    o.kernel_build_id = fg::build_id_from_hex(bid_hex);
+    fg::SymbolCache cache(o);
+    if (preload) cache.start_loading_kernel_symbols();
+    std::vector<fg::SymbolizedFrame> out;
+    cache.symbolize_kernel(0xffffffff81000010, false, out);
+    EXPECT_EQ(out.at(0).name, "fgtool_cache_only_symbol") << "preload " << preload;
+    auto st = cache.kernel_status();
+    EXPECT_NE(st.source.find(bid_hex), std::string::npos) << st.source;
+    EXPECT_EQ(st.symbols, 2u);
+  }
 }
 
 TEST(KernelSymbols, NoSourceGivesKernelKallsymsPlaceholder) {
