@@ -75,7 +75,7 @@ measure() {
 
 for f in "$fp" "$dwarf"; do
   size=$(stat -c %s "$f")
-  samples=$("$fg" info "$f" 2>/dev/null | awk '/^folded:/ {print $2; exit}')
+  samples=$("$fg" info "$f" 2>/dev/null | awk '/^folded:/ {print $2}') || true
   printf '\n%s (%.0f MB, %s samples)\n' "$f" "$(awk -v s="$size" 'BEGIN{print s/1048576}')" "$samples"
   "$fg" fold "$f" >/dev/null 2>&1 || true   # warm the page cache and debuginfo
   measure "fgtool fold" "'$fg' fold '$f'" fold

@@ -147,6 +147,10 @@ struct PerfDataReader::Impl {
   struct Batch {
     std::vector<perf_order::QueuedRecord> records;
     perf_order::RecordOrderQueue::ArenaBlocks arena;  // storage of owned records
+    // Samples decoded by the reading thread (samples[i] for records[i] of
+    // type SAMPLE), so that the delivering thread, the busier one, only
+    // calls the handler.
+    std::vector<Sample> samples;
     uint64_t release_upto = 0;  // file bytes below this are unreferenced once delivered
     bool last = false;
     std::exception_ptr error;   // what stopped the reading thread (with last)
@@ -160,6 +164,8 @@ struct PerfDataReader::Impl {
   static constexpr size_t kMaxBatches = 4;
 
   void hand_over(Batch&& b);
+  void decode_samples(Batch& b);
+  void deliver_sample(const Sample& s);
   void wait_until_delivered();
   void read_loop(const uint64_t start, Progress& progress);
   void run_threaded(Progress& progress, uint64_t start);
@@ -526,6 +532,7 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       if (threaded) {
         Batch b;
         queue.finish_round_into(b.records, b.arena);
+        decode_samples(b);
         b.release_upto = queue.min_file_offset(offset);
         hand_over(std::move(b));
       } else {
@@ -735,6 +742,34 @@ void PerfDataReader::Impl::read_loop(const uint64_t start, Progress& progress) {
                                                       std::to_string(zpending.size()) + " bytes left over)");
 }
 
+// Reading thread: decodes a batch's samples where they will stay until the
+// batch is delivered (the file mapping, or the batch's arena blocks).
+void PerfDataReader::Impl::decode_samples(Batch& b) {
+  b.samples.resize(b.records.size());
+  for (size_t i = 0; i < b.records.size(); ++i) {
+    const perf_order::QueuedRecord& r = b.records[i];
+    if (r.type != abi::SAMPLE) continue;
+    Sample& s = b.samples[i];
+    try {
+      perf_sample::decode_sample(info.attrs[r.attr_index], r.data, r.size, s);
+    } catch (const FormatError& e) {
+      // Validated when read; reaching this means a reader bug, still report it cleanly.
+      throw InputError::at_offset(path, r.file_offset, "SAMPLE record: " + std::string(e.what()));
+    }
+    s.attr_index = r.attr_index;
+    s.file_offset = r.file_offset;
+  }
+}
+
+void PerfDataReader::Impl::deliver_sample(const Sample& s) {
+  try {
+    handler->on_sample(s);
+  } catch (...) {
+    handler_threw = true;
+    throw;
+  }
+}
+
 // Reading thread: queue a batch for delivery, waiting while kMaxBatches are
 // pending (memory stays bounded by a few rounds).
 void PerfDataReader::Impl::hand_over(Batch&& b) {
@@ -769,6 +804,7 @@ void PerfDataReader::Impl::run_threaded(Progress& progress, uint64_t start) {
     if (!end.error) {
       try {
         queue.flush_all_into(end.records, end.arena);
+        decode_samples(end);
       } catch (...) {
         end.error = std::current_exception();
       }
@@ -797,7 +833,10 @@ void PerfDataReader::Impl::run_threaded(Progress& progress, uint64_t start) {
         delivering = true;
         batch_cv.notify_all();  // room for the reading thread to queue the next one
       }
-      for (const perf_order::QueuedRecord& r : b.records) deliver(r);
+      for (size_t i = 0; i < b.records.size(); ++i) {
+        if (b.records[i].type == abi::SAMPLE) deliver_sample(b.samples[i]);
+        else deliver(b.records[i]);
+      }
       if (map && b.release_upto) release_consumed(b.release_upto);
       {
         std::lock_guard<std::mutex> lock(batch_mutex);
