@@ -6,6 +6,9 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <deque>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -125,6 +128,9 @@ class StackFolder final : public RecordHandler {
       : reader_(reader), options_(options), stats_(stats), symbols_(options.symbols),
         unwinder_(table_, options.unwind, [this](const MapEntry& m) { return elf_path_for(m); }),
         off_cpu_(OffCpuTracker::Options{}) {}
+  ~StackFolder() override { stop_symbolizer(); }
+  StackFolder(const StackFolder&) = delete;
+  StackFolder& operator=(const StackFolder&) = delete;
 
   // Called once the attrs are known (file mode: at once; pipe mode: at the first sample).
   void prepare() {
@@ -274,6 +280,7 @@ class StackFolder final : public RecordHandler {
   void finish(FoldedProfile& out) {
     prepare();
     flush_queue();
+    stop_symbolizer();  // idle after the flush; from here on one thread
     if (options_.view != FoldView::on_cpu) {
       off_cpu_.finish(last_time_, blocks_);
       drain_blocks();
@@ -327,6 +334,15 @@ class StackFolder final : public RecordHandler {
 
   SymbolCache& symbols() { return symbols_; }
 
+  // Symbolises new stacks on a second thread: for the on-CPU view of files
+  // without DWARF samples (whose unwinders share the symbols).
+  void enable_symbolizer(unsigned threads) {
+    if (threads < 2 || options_.view != FoldView::on_cpu || parallel_) return;
+    for (const EventAttr& a : reader_.info().attrs)
+      if (a.has(sample_bits::STACK_USER) && a.sample_regs_user) return;
+    start_symbolizer();
+  }
+
   // Turns on parallel unwinding when the file has DWARF samples.
   void enable_parallel(unsigned threads) {
     if (threads < 2) return;
@@ -377,6 +393,7 @@ class StackFolder final : public RecordHandler {
   void flush_queue() {
     if (queue_.empty()) {
       flush_pending();
+      drain_jobs();
       return;
     }
     const uint8_t* base = reinterpret_cast<const uint8_t*>(queue_bytes_.data());
@@ -404,6 +421,7 @@ class StackFolder final : public RecordHandler {
     queue_.clear();
     queue_bytes_.clear();
     flush_pending();
+    drain_jobs();
   }
 
   static void add_unwind_stats(UnwindStats& into, const UnwindStats& s) {
@@ -438,6 +456,12 @@ class StackFolder final : public RecordHandler {
     if (t > last_time_) last_time_ = t;
   }
 
+  // A root frame's name, and its id once interned (see root_frame).
+  struct RootInfo {
+    std::string name;
+    FrameId frame = FoldedProfile::kNoFrame;
+  };
+
   // What a sample needs of its thread, cached: consecutive samples mostly
   // come from a few threads, and three hash lookups per sample (comm, pid,
   // process) showed in profiles. Valid until the process table changes.
@@ -447,7 +471,7 @@ class StackFolder final : public RecordHandler {
     std::string_view comm;
     int32_t pid = -1;                    // sample_pid, or looked up by tid
     const ProcessMaps* proc = nullptr;
-    FrameId root = 0;
+    RootInfo* root = nullptr;
     bool has_root = false;
   };
   ThreadSlot& thread_slot(int32_t pid, int32_t tid) {
@@ -483,7 +507,9 @@ class StackFolder final : public RecordHandler {
   }
 
   // The root frame: "comm", "comm-PID" or "comm-PID/TID", spaces as '_'.
-  FrameId root_frame(std::string_view comm, int32_t pid, int32_t tid) {
+  // Named here, interned into the profile by whoever symbolises the first
+  // stack under it (the symbolising thread owns the profile).
+  RootInfo* root_frame(std::string_view comm, int32_t pid, int32_t tid) {
     RootKey key{comm.data(), comm.size(), options_.pid || options_.tid ? pid : 0, options_.tid ? tid : 0};
     auto it = roots_.find(key);
     if (it != roots_.end()) return it->second;
@@ -492,9 +518,10 @@ class StackFolder final : public RecordHandler {
     std::replace(name.begin(), name.end(), ';', ':');
     if (options_.tid) name += "-" + std::to_string(pid) + "/" + std::to_string(tid);
     else if (options_.pid) name += "-" + std::to_string(pid);
-    FrameId id = out_.intern(name);
-    roots_.emplace(key, id);
-    return id;
+    RootInfo* root = &root_store_.emplace_back();  // a deque: the address stays valid
+    root->name = std::move(name);
+    roots_.emplace(key, root);
+    return root;
   }
 
   void on_switch_sample(const Sample& s) {
@@ -624,28 +651,29 @@ class StackFolder final : public RecordHandler {
     int32_t pid = 0;
   };
 
-  // A raw stack's key: [root | address count << 32, the process's map
-  // generation (0 without user frames: kernel-only stacks do not depend on
-  // the process), the kernel's, the addresses leaf first, then 2 flag bits
+  // A raw stack's key: [address count, the root (a RootInfo*), the process's
+  // map generation (0 without user frames: kernel-only stacks do not depend
+  // on the process), the kernel's, the addresses leaf first, then 2 flag bits
   // per address (return address, kernel), 32 to a word]. The key holds
   // everything needed to symbolise the stack later, so folding can be
   // batched (see queue_stack).
-  void build_key(const Sample& s, FrameId root, const ProcessMaps* proc, std::vector<uint64_t>& key) {
+  void build_key(const Sample& s, RootInfo* root, const ProcessMaps* proc, std::vector<uint64_t>& key) {
     collect_addresses(s);
     bool user = false;
     for (const StackAddress& a : addresses_) user |= !a.kernel;
     if (!user) proc = nullptr;
     const size_t n = addresses_.size();
     const size_t at = key.size();
-    key.resize(at + 3 + n + (n + 31) / 32);
+    key.resize(at + kKeyHeader + n + (n + 31) / 32);
     uint64_t* k = key.data() + at;
-    k[0] = uint64_t(root) | (uint64_t(n) << 32);
-    k[1] = proc ? proc->generation : 0;
-    k[2] = table_.kernel().generation;
-    uint64_t* flags = k + 3 + n;
+    k[0] = n;
+    k[1] = reinterpret_cast<uintptr_t>(root);
+    k[2] = proc ? proc->generation : 0;
+    k[3] = table_.kernel().generation;
+    uint64_t* flags = k + kKeyHeader + n;
     for (size_t i = 0; i < n; ++i) {
       const StackAddress& a = addresses_[i];
-      k[3 + i] = a.address;
+      k[kKeyHeader + i] = a.address;
       flags[i / 32] |= uint64_t(a_flag(a)) << (2 * (i % 32));
     }
   }
@@ -654,7 +682,7 @@ class StackFolder final : public RecordHandler {
   int32_t pid_for(const Sample& s) const { return s.pid > 0 ? s.pid : table_.pid_of(s.tid); }
 
   // The raw stack of a sample, now (the off-CPU paths need the index at once).
-  uint32_t stack_of(const Sample& s, FrameId root) {
+  uint32_t stack_of(const Sample& s, RootInfo* root) {
     const int32_t pid = pid_for(s);
     key_.clear();
     build_key(s, root, table_.process(pid), key_);
@@ -667,7 +695,7 @@ class StackFolder final : public RecordHandler {
   // prefetched at once, the key kPrefetchKeyAfter samples later, and the
   // lookup happens when the sample leaves the kPendingStacks-long ring.
   // flush_pending() empties the ring before anything changes the process table.
-  void queue_stack(const Sample& s, FrameId root, int32_t pid, const ProcessMaps* proc, double weight) {
+  void queue_stack(const Sample& s, RootInfo* root, int32_t pid, const ProcessMaps* proc, double weight) {
     if (pending_count_ == kPendingStacks) resolve_oldest_pending();
     PendingStack& p = pending_[(pending_head_ + pending_count_) % kPendingStacks];
     p.words.clear();
@@ -700,18 +728,32 @@ class StackFolder final : public RecordHandler {
   }
 
   // The index of a raw stack; a new one is symbolised (with the process
-  // table as it is now: callers flush before the table changes).
+  // table as it is now: callers flush before the table changes), at once or,
+  // with the symbolising thread, by it before the next flush.
   uint32_t resolve_stack(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid) {
     uint32_t idx = raw_.find(key, count, hash);
     if (idx != RawStackTable::kMissing) return idx;
     idx = raw_.insert(key, count, hash);
-    const FrameId root = FrameId(key[0] & 0xffffffffu);
-    const size_t n = size_t(key[0] >> 32);
-    const ProcessMaps* proc = key[1] ? table_.process(pid) : nullptr;
-    const uint64_t* addr = key + 3;
-    const uint64_t* flags = key + 3 + n;
-    // Symbolise, root first (the addresses are leaf first), straight into
-    // the profile's tree: a raw stack is then just the node its path ends at.
+    if (symbolizer_) {
+      // The table's copy of the key never moves: the other thread reads it.
+      uint32_t stored_count = 0;
+      jobs_filling_.push_back(StackJob{idx, raw_.key(idx, &stored_count), pid});
+      if (jobs_filling_.size() >= kJobBatch) submit_jobs();
+    } else {
+      symbolise_stack(idx, key, pid);
+    }
+    return idx;
+  }
+
+  // Symbolises raw stack idx into the profile's tree: a raw stack is then
+  // just the node its path ends at.
+  void symbolise_stack(uint32_t idx, const uint64_t* key, int32_t pid) {
+    const size_t n = size_t(key[0]);
+    RootInfo* root = reinterpret_cast<RootInfo*>(uintptr_t(key[1]));
+    const ProcessMaps* proc = key[2] ? table_.process(pid) : nullptr;
+    const uint64_t* addr = key + kKeyHeader;
+    const uint64_t* flags = key + kKeyHeader + n;
+    if (root->frame == FoldedProfile::kNoFrame) root->frame = out_.intern(root->name);
     // First every frame's cache key, prefetching its slot, then the lookups:
     // the frame cache is too big for the CPU caches, and this way the misses
     // of one stack's frames overlap.
@@ -724,13 +766,88 @@ class StackFolder final : public RecordHandler {
       frame_keys_[i] = frame_key(StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, pid, proc, &frame_maps_[i]);
       frame_cache_.prefetch(frame_keys_[i]);
     }
-    NodeId node = out_.child(0, root);
+    // Root first: the addresses are leaf first.
+    NodeId node = out_.child(0, root->frame);
     for (size_t i = n; i-- > 0;) {
       uint64_t f = flags[i / 32] >> (2 * (i % 32));
       node = append_frames(frame_keys_[i], StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, frame_maps_[i], pid, node);
     }
-    stack_nodes_.push_back(node);
-    return idx;
+    if (stack_nodes_.size() <= idx) stack_nodes_.resize(idx + 1);
+    stack_nodes_[idx] = node;
+  }
+
+  // ---- the symbolising thread ----
+  // With frame-pointer stacks the folding thread is the bottleneck and most
+  // of its time goes to new raw stacks (one in six samples on a busy system).
+  // For the on-CPU view they are handed, in batches, to a second thread that
+  // owns the symbols, the frame cache and the profile; the folding thread
+  // keeps the raw-stack table, the weights and the process table, and waits
+  // for the symbolising thread (drain_jobs) before it changes the process
+  // table or reads results, so both always see the same process state.
+  struct StackJob {
+    uint32_t idx;
+    const uint64_t* key;
+    int32_t pid;
+  };
+  static constexpr size_t kJobBatch = 128;
+
+  void start_symbolizer() {
+    symbolizer_ = std::make_unique<std::thread>([this] { symbolizer_loop(); });
+  }
+
+  void symbolizer_loop() {
+    std::vector<StackJob> work;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(job_mutex_);
+        job_cv_.wait(lock, [&] { return !jobs_ready_.empty() || stop_jobs_; });
+        if (jobs_ready_.empty()) return;  // stop_jobs_
+        work.swap(jobs_ready_);
+      }
+      if (!job_error_) {
+        try {
+          for (const StackJob& j : work) symbolise_stack(j.idx, j.key, j.pid);
+        } catch (...) {
+          job_error_ = std::current_exception();  // rethrown by drain_jobs
+        }
+      }
+      {
+        std::lock_guard<std::mutex> lock(job_mutex_);
+        jobs_done_ += work.size();
+        job_cv_.notify_all();
+      }
+      work.clear();
+    }
+  }
+
+  void submit_jobs() {
+    if (jobs_filling_.empty()) return;
+    std::lock_guard<std::mutex> lock(job_mutex_);
+    jobs_submitted_ += jobs_filling_.size();
+    if (jobs_ready_.empty()) jobs_ready_.swap(jobs_filling_);
+    else jobs_ready_.insert(jobs_ready_.end(), jobs_filling_.begin(), jobs_filling_.end());
+    jobs_filling_.clear();
+    job_cv_.notify_all();
+  }
+
+  // Waits until every new stack so far is symbolised.
+  void drain_jobs() {
+    if (!symbolizer_) return;
+    submit_jobs();
+    std::unique_lock<std::mutex> lock(job_mutex_);
+    job_cv_.wait(lock, [&] { return jobs_done_ == jobs_submitted_; });
+    if (job_error_) std::rethrow_exception(job_error_);
+  }
+
+  void stop_symbolizer() {
+    if (!symbolizer_) return;
+    {
+      std::lock_guard<std::mutex> lock(job_mutex_);
+      stop_jobs_ = true;
+      job_cv_.notify_all();
+    }
+    symbolizer_->join();
+    symbolizer_.reset();
   }
 
   // Extends the path at node by the frames (outermost first, inlines
@@ -922,13 +1039,24 @@ class StackFolder final : public RecordHandler {
   std::array<PendingStack, kPendingStacks> pending_;
   size_t pending_head_ = 0, pending_count_ = 0;
   std::array<ThreadSlot, 256> threads_{};
+  static constexpr size_t kKeyHeader = 4;  // see build_key
+  // The symbolising thread (start_symbolizer) and its job queue.
+  std::unique_ptr<std::thread> symbolizer_;
+  std::mutex job_mutex_;
+  std::condition_variable job_cv_;
+  std::vector<StackJob> jobs_filling_;  // folding thread only
+  std::vector<StackJob> jobs_ready_;    // under job_mutex_
+  uint64_t jobs_submitted_ = 0, jobs_done_ = 0;  // under job_mutex_
+  bool stop_jobs_ = false;
+  std::exception_ptr job_error_;
   uint32_t thread_epoch_ = 1;
   std::vector<NodeId> stack_nodes_;     // per raw stack: the node in out_ where its path ends
   std::vector<double> weights_;         // per raw stack, on-CPU
   std::unordered_map<uint64_t, uint64_t> off_weights_;  // (raw stack << 16 | state) -> ns
   FrameCache frame_cache_;
   std::vector<FrameId> frame_arena_;
-  std::unordered_map<RootKey, FrameId, RootKeyHash> roots_;
+  std::unordered_map<RootKey, RootInfo*, RootKeyHash> roots_;
+  std::deque<RootInfo> root_store_;
   std::unordered_map<std::string, std::string> feature_ids_;
   std::unordered_map<int32_t, std::string> unnamed_;
   bool feature_ids_built_ = false;
@@ -979,6 +1107,7 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   if (!reader.info().pipe_mode) {
     folder.prepare();
     folder.enable_parallel(threads);
+    folder.enable_symbolizer(threads);
   }
   // Reading overlaps folding on a second core (output identical either way),
   // and so does loading the kernel's symbols unless no event sees the kernel

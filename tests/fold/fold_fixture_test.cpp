@@ -73,6 +73,28 @@ TEST_F(FoldFixture, ParallelUnwindingGivesTheSameOutput) {
   EXPECT_NE(two.err.find("88 samples, 88 folded"), std::string::npos) << two.err;
 }
 
+// With two threads a frame-pointer file is read on one thread, folded on
+// another and new stacks symbolised on a third; the bytes must not change.
+TEST_F(FoldFixture, ReadingAndSymbolisingThreadsGiveTheSameOutput) {
+  std::vector<std::string> files = {testdata("fold/fp_static.data")};
+  for (const char* f : {"fp", "exec", "zstd", "two_clocks", "kernel", "buildid_mmap"}) {
+    std::string path = testdata(std::string("perf/") + f + ".data");
+    if (std::filesystem::exists(path)) files.push_back(path);
+  }
+  ASSERT_GE(files.size(), 4u);
+  for (const std::string& file : files) {
+    for (const char* opts : {"", "--pid --kernel", "--tid --count", "--addrs --all"}) {
+      std::string args = symfs() + " " + opts + " " + shell_quote(file);
+      CommandResult one = run_shell(fold_cmd("--threads 1 " + args));
+      CommandResult two = run_shell(fold_cmd("--threads 2 " + args));
+      ASSERT_EQ(one.status, 0) << file << " " << opts << ": " << one.err;
+      ASSERT_EQ(two.status, 0) << file << " " << opts << ": " << two.err;
+      EXPECT_FALSE(one.out.empty()) << file << " " << opts;
+      EXPECT_EQ(one.out, two.out) << file << " " << opts;
+    }
+  }
+}
+
 TEST_F(FoldFixture, MissingBinaryFallsBackToObjectNames) {
   if (std::filesystem::exists("/tmp/fgtool-fixture/fold_calls_static"))
     GTEST_SKIP() << "the fixture's binary exists at its recorded path on this machine";

@@ -124,6 +124,9 @@ TEST_F(FoldLive, ExecAndForkKeepEachProcessApart) {
   std::string data = record("exec", "-e cpu-clock -F 1999 -g",
                             "sh -c 'gzip -c /usr/bin/perf >/dev/null; " + kCalls + " 10 >/dev/null'");
   expect_agreement(data, "--pid", "--pid", 99.0);
+  // Many short-lived processes and mmaps: the symbolising thread is drained
+  // at every process-table change; one thread and three fold the same bytes.
+  EXPECT_EQ(fold(data, "--threads 2 --pid --kernel"), fold(data, "--threads 1 --pid --kernel"));
 }
 
 TEST_F(FoldLive, KernelFramesAgree) {
