@@ -57,11 +57,12 @@ e=time.time()+8
 while time.time()<e: json.dumps([list(range(100))]*100)' 2>/dev/null
 fi
 
-# measure NAME CMD VAR: best wall seconds of 3 runs and the peak RSS (MB) of
-# that run; the machine is shared, so the best run is the least disturbed.
+# measure NAME CMD VAR [RUNS]: best wall seconds of RUNS (default 3) runs and
+# the peak RSS (MB) of that run; the machine is shared, so the best run is the
+# least disturbed.
 measure() {
-  local name=$1 cmd=$2 best="" best_rss=0 t0 t1 s rss
-  for _ in 1 2 3; do
+  local name=$1 cmd=$2 runs=${4:-3} best="" best_rss=0 t0 t1 s rss
+  for _ in $(seq "$runs"); do
     t0=$(date +%s.%N)
     /usr/bin/time -o "$dir/rss" -f '%M' bash -c "$cmd >/dev/null 2>/dev/null" || true
     t1=$(date +%s.%N)
@@ -78,8 +79,8 @@ for f in "$fp" "$dwarf"; do
   samples=$("$fg" info "$f" 2>/dev/null | awk '/^folded:/ {print $2}') || true
   printf '\n%s (%.0f MB, %s samples)\n' "$f" "$(awk -v s="$size" 'BEGIN{print s/1048576}')" "$samples"
   "$fg" fold "$f" >/dev/null 2>&1 || true   # warm the page cache and debuginfo
-  measure "fgtool fold" "'$fg' fold '$f'" fold
-  measure "fgtool fold --threads 1 (one core)" "'$fg' fold --threads 1 '$f'" fold1
+  measure "fgtool fold" "'$fg' fold '$f'" fold 7
+  measure "fgtool fold --threads 1 (one core)" "'$fg' fold --threads 1 '$f'" fold1 7
   measure "perf script --no-inline >/dev/null" "perf script --no-inline -i '$f'" script
   measure "perf script --no-inline | fgtool collapse" "perf script --no-inline -i '$f' | '$fg' collapse -" collapse
   awk -v f="$t_fold" -v f1="$t_fold1" -v s="$t_script" -v c="$t_collapse" -v n="${samples:-0}" 'BEGIN{

@@ -789,7 +789,7 @@ class StackFolder final : public RecordHandler {
     const uint64_t* key;
     int32_t pid;
   };
-  static constexpr size_t kJobBatch = 128;
+  static constexpr size_t kJobBatch = 128, kMaxBacklog = 64 * 1024;
 
   void start_symbolizer() {
     symbolizer_ = std::make_unique<std::thread>([this] { symbolizer_loop(); });
@@ -822,7 +822,9 @@ class StackFolder final : public RecordHandler {
 
   void submit_jobs() {
     if (jobs_filling_.empty()) return;
-    std::lock_guard<std::mutex> lock(job_mutex_);
+    std::unique_lock<std::mutex> lock(job_mutex_);
+    // Bounded backlog: the folding thread waits rather than queue without end.
+    job_cv_.wait(lock, [&] { return jobs_submitted_ - jobs_done_ < kMaxBacklog; });
     jobs_submitted_ += jobs_filling_.size();
     if (jobs_ready_.empty()) jobs_ready_.swap(jobs_filling_);
     else jobs_ready_.insert(jobs_ready_.end(), jobs_filling_.begin(), jobs_filling_.end());
