@@ -162,6 +162,15 @@ struct PerfDataReader::Impl {
   bool delivering = false;       // the calling thread is delivering a batch
   bool stop_reading = false;     // the handler threw: the reading thread quits
   static constexpr size_t kMaxBatches = 4;
+  std::vector<Batch> spare_batches;  // delivered batches, kept for their buffers
+  // Reading thread: an empty batch, recycled when one is spare.
+  Batch spare_batch() {
+    std::lock_guard<std::mutex> lock(batch_mutex);
+    if (spare_batches.empty()) return Batch();
+    Batch b = std::move(spare_batches.back());
+    spare_batches.pop_back();
+    return b;
+  }
 
   void hand_over(Batch&& b);
   void decode_samples(Batch& b);
@@ -530,7 +539,7 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
     case abi::FINISHED_ROUND:
       ++stats.rounds;
       if (threaded) {
-        Batch b;
+        Batch b = spare_batch();
         queue.finish_round_into(b.records, b.arena);
         decode_samples(b);
         b.release_upto = queue.min_file_offset(offset);
@@ -745,7 +754,9 @@ void PerfDataReader::Impl::read_loop(const uint64_t start, Progress& progress) {
 // Reading thread: decodes a batch's samples where they will stay until the
 // batch is delivered (the file mapping, or the batch's arena blocks).
 void PerfDataReader::Impl::decode_samples(Batch& b) {
-  b.samples.resize(b.records.size());
+  // Grow only: a recycled batch's Samples are overwritten by decode_sample,
+  // and value-initialising ~1000 of them per round showed in profiles.
+  if (b.samples.size() < b.records.size()) b.samples.resize(b.records.size());
   for (size_t i = 0; i < b.records.size(); ++i) {
     const perf_order::QueuedRecord& r = b.records[i];
     if (r.type != abi::SAMPLE) continue;
@@ -838,14 +849,20 @@ void PerfDataReader::Impl::run_threaded(Progress& progress, uint64_t start) {
         else deliver(b.records[i]);
       }
       if (map && b.release_upto) release_consumed(b.release_upto);
-      {
+      if (b.last) {
+        read_error = b.error;
         std::lock_guard<std::mutex> lock(batch_mutex);
         delivering = false;
         batch_cv.notify_all();
-      }
-      if (b.last) {
-        read_error = b.error;
         break;
+      }
+      b.records.clear();
+      b.arena.clear();  // frees the owned records' blocks
+      {
+        std::lock_guard<std::mutex> lock(batch_mutex);
+        delivering = false;
+        if (spare_batches.size() < kMaxBatches) spare_batches.push_back(std::move(b));
+        batch_cv.notify_all();
       }
     }
   } catch (...) {
