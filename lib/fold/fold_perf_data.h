@@ -38,7 +38,10 @@ struct FoldOptions {
   // Reading.
   bool partial = false;          // fold what was read before damage instead of failing
   bool progress = false;
-  unsigned threads = 0;          // unwinding workers; 0 = one per core (max 2)
+  // 0 = one per core (max 2). With 2: reading runs on its own thread, and
+  // new stacks are symbolised (frame pointers) or unwound (DWARF) on a second
+  // one; 1 = everything on the calling thread. Output is the same either way.
+  unsigned threads = 0;
   // Fill FoldStats::objects (what `fgtool info` lists). Off by default: it
   // makes every object load its DWARF to say whether it has debuginfo.
   bool object_statuses = false;

@@ -116,6 +116,10 @@ struct Sample {
   uint64_t phys_addr = 0, cgroup = 0, data_page_size = 0, code_page_size = 0;
   const uint8_t* aux = nullptr;
   uint64_t aux_size = 0;
+  // decode_sample's bookkeeping: the sample_type this object was last decoded
+  // with. Fields of absent bits are still zero then, so decoding the next
+  // record of the same type need not reset all 300-odd bytes.
+  uint64_t decoded_type = ~uint64_t{0};
 
   uint8_t cpumode() const { return misc & 7; }  // 1 kernel, 2 user, 3 hv, 4 guest kernel, 5 guest user
   bool exact_ip() const { return (misc >> 14) & 1; }

@@ -81,18 +81,28 @@ const uint64_t* words(const uint8_t* p) { return reinterpret_cast<const uint64_t
 // (The attribute keeps GCC from turning the loop back into a memcpy.)
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) void reset(Sample& s) {
   static const Sample kEmpty{};
-  static_assert(std::is_trivially_copyable_v<Sample> && sizeof(Sample) % 16 == 0);
+  static_assert(std::is_trivially_copyable_v<Sample> && sizeof(Sample) % 8 == 0);
   const __m128i* from = reinterpret_cast<const __m128i*>(&kEmpty);
   __m128i* to = reinterpret_cast<__m128i*>(&s);
   for (size_t i = 0; i < sizeof(Sample) / 16; ++i) _mm_storeu_si128(to + i, _mm_loadu_si128(from + i));
+  if (sizeof(Sample) % 16)
+    _mm_storel_epi64(to + sizeof(Sample) / 16, _mm_loadl_epi64(from + sizeof(Sample) / 16));
 }
 
 }  // namespace
 
 void decode_sample(const EventAttr& a, const uint8_t* rec, size_t size, Sample& s) {
   const uint64_t t = a.sample_type;
-  reset(s);
+  // Fields of bits absent from t are zero after a reset and never written
+  // below; the other fields are all written below (data-dependent ones on
+  // both branches), so a Sample last decoded with the same t needs no reset.
+  if (s.decoded_type != t) {
+    reset(s);
+    s.decoded_type = t;
+  }
   s.attr = &a;
+  s.attr_index = 0;
+  s.file_offset = 0;
   s.misc = load<uint16_t>(rec + 4);
   Cursor c(rec, size);
   if (t & sb::IDENTIFIER) s.identifier = c.u64("IDENTIFIER");
@@ -142,22 +152,22 @@ void decode_sample(const EventAttr& a, const uint8_t* rec, size_t size, Sample& 
   }
   if (t & sb::BRANCH_STACK) {
     s.branch_nr = c.u64("BRANCH_STACK nr");
-    if (a.branch_sample_type & perf_abi::BRANCH_HW_INDEX) {
-      s.has_branch_hw_idx = true;
-      s.branch_hw_idx = c.u64("BRANCH_STACK hw_idx");
-    }
+    s.has_branch_hw_idx = (a.branch_sample_type & perf_abi::BRANCH_HW_INDEX) != 0;
+    s.branch_hw_idx = s.has_branch_hw_idx ? c.u64("BRANCH_STACK hw_idx") : 0;
     s.branch_entries = words(c.array("BRANCH_STACK entries", s.branch_nr, 24));
-    if (a.branch_sample_type & perf_abi::BRANCH_COUNTERS)
-      s.branch_counters = words(c.array("BRANCH_STACK counters", s.branch_nr, 8));
+    s.branch_counters = (a.branch_sample_type & perf_abi::BRANCH_COUNTERS)
+                            ? words(c.array("BRANCH_STACK counters", s.branch_nr, 8))
+                            : nullptr;
   }
   if (t & sb::REGS_USER) {
     s.regs_abi = c.u64("REGS_USER abi");
     s.regs_user_mask = a.sample_regs_user;
-    if (s.regs_abi != 0)
-      s.regs_user = words(c.array("REGS_USER", __builtin_popcountll(a.sample_regs_user), 8));
+    s.regs_user = s.regs_abi != 0 ? words(c.array("REGS_USER", __builtin_popcountll(a.sample_regs_user), 8)) : nullptr;
   }
   if (t & sb::STACK_USER) {
     s.stack_user_size = c.u64("STACK_USER size");
+    s.stack_user = nullptr;
+    s.stack_user_dyn_size = 0;
     if (s.stack_user_size != 0) {
       s.stack_user = c.array("STACK_USER", s.stack_user_size, 1);
       if (c.pos() % 8 != 0)
@@ -173,8 +183,7 @@ void decode_sample(const EventAttr& a, const uint8_t* rec, size_t size, Sample& 
   if (t & sb::REGS_INTR) {
     s.intr_abi = c.u64("REGS_INTR abi");
     s.regs_intr_mask = a.sample_regs_intr;
-    if (s.intr_abi != 0)
-      s.regs_intr = words(c.array("REGS_INTR", __builtin_popcountll(a.sample_regs_intr), 8));
+    s.regs_intr = s.intr_abi != 0 ? words(c.array("REGS_INTR", __builtin_popcountll(a.sample_regs_intr), 8)) : nullptr;
   }
   if (t & sb::PHYS_ADDR) s.phys_addr = c.u64("PHYS_ADDR");
   if (t & sb::CGROUP) s.cgroup = c.u64("CGROUP");

@@ -10,6 +10,7 @@
 
 #include "diagnostics/input_error.h"
 #include "perf/perf_data_reader.h"
+#include "perf/sample_decoder.h"
 #include "test_support.h"
 
 using namespace fg;
@@ -541,4 +542,57 @@ TEST(PerfSynthetic, KsymbolAndSwitchRecords) {
   PerfDataReader r(write_temp("ksym.data", file_mode({attr_raw(128, st)}, {{}}, data)));
   r.read(h);
   EXPECT_EQ(h.n, 2);
+}
+
+// decode_sample skips its full reset when the Sample was last decoded with
+// the same sample_type (the reading thread decodes millions into recycled
+// buffers): fields that depend on the data, not the type, must still never
+// keep a previous record's values.
+TEST(PerfSynthetic, ReusedSampleKeepsNoStaleFields) {
+  EventAttr with_stack;
+  with_stack.sample_type = sb::TID | sb::REGS_USER | sb::STACK_USER;
+  with_stack.sample_regs_user = 0x3;
+  auto record_of = [](const std::string& body) {
+    std::string r;
+    put<uint32_t>(r, 9), put<uint16_t>(r, 2), put<uint16_t>(r, uint16_t(8 + body.size()));
+    std::vector<uint64_t> words((r.size() + body.size() + 7) / 8);
+    std::memcpy(words.data(), (r + body).data(), r.size() + body.size());
+    return words;
+  };
+  std::string full;
+  put<int32_t>(full, 10), put<int32_t>(full, 11);
+  put<uint64_t>(full, 2), put<uint64_t>(full, 0x66), put<uint64_t>(full, 0x77);  // REGS_USER abi 64
+  put<uint64_t>(full, 16);                                                        // STACK_USER size
+  full += std::string(16, 's');
+  put<uint64_t>(full, 8);                                                         // dyn_size
+  std::string empty;
+  put<int32_t>(empty, 12), put<int32_t>(empty, 13);
+  put<uint64_t>(empty, 0);  // REGS_USER abi none (a kernel thread)
+  put<uint64_t>(empty, 0);  // STACK_USER size 0
+  auto r1 = record_of(full), r2 = record_of(empty);
+  Sample s;
+  perf_sample::decode_sample(with_stack, reinterpret_cast<const uint8_t*>(r1.data()), 8 + full.size(), s);
+  ASSERT_NE(s.regs_user, nullptr);
+  ASSERT_NE(s.stack_user, nullptr);
+  EXPECT_EQ(s.stack_user_dyn_size, 8u);
+  s.attr_index = 3;
+  perf_sample::decode_sample(with_stack, reinterpret_cast<const uint8_t*>(r2.data()), 8 + empty.size(), s);
+  EXPECT_EQ(s.pid, 12);
+  EXPECT_EQ(s.regs_user, nullptr);
+  EXPECT_EQ(s.stack_user, nullptr);
+  EXPECT_EQ(s.stack_user_size, 0u);
+  EXPECT_EQ(s.stack_user_dyn_size, 0u);
+  EXPECT_EQ(s.attr_index, 0u);
+  // Another sample_type: everything it lacks is back to the defaults.
+  EventAttr ip_only;
+  ip_only.sample_type = sb::IP;
+  std::string ip;
+  put<uint64_t>(ip, 0x401000);
+  auto r3 = record_of(ip);
+  perf_sample::decode_sample(ip_only, reinterpret_cast<const uint8_t*>(r3.data()), 8 + ip.size(), s);
+  EXPECT_EQ(s.ip, 0x401000u);
+  EXPECT_EQ(s.pid, -1);
+  EXPECT_EQ(s.tid, -1);
+  EXPECT_EQ(s.regs_abi, 0u);
+  EXPECT_EQ(s.stack_user_size, 0u);
 }
