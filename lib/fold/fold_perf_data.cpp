@@ -297,14 +297,14 @@ class StackFolder final : public RecordHandler {
     if (!micro) {
       // Whole periods or counts: summing in the profile is exact (integers
       // in doubles).
-      for (size_t i = 0; i < weights_.size(); ++i)
-        if (weights_[i] != 0) out_.add_self(stack_nodes_[i], weights_[i]);
+      for (uint32_t i = 0; i < raw_.size(); ++i)
+        if (double w = raw_.weight(i); w != 0) out_.add_self(stack_nodes_[i], w);
     } else {
       // Sum per folded stack (raw stacks that fold alike share a node) in
       // ns, then convert: rounding after summing keeps microseconds exact.
       std::unordered_map<NodeId, double> grouped;
-      for (size_t i = 0; i < weights_.size(); ++i)
-        if (weights_[i] != 0) grouped[stack_nodes_[i]] += weights_[i];
+      for (uint32_t i = 0; i < raw_.size(); ++i)
+        if (double w = raw_.weight(i); w != 0) grouped[stack_nodes_[i]] += w;
       // In a fixed order, so that the tree is built the same way every run.
       std::vector<std::pair<uint64_t, uint64_t>> off(off_weights_.begin(), off_weights_.end());
       std::sort(off.begin(), off.end());
@@ -578,10 +578,6 @@ class StackFolder final : public RecordHandler {
     blocks_.clear();
   }
 
-  void add_weight(uint32_t stack, double w) {
-    if (stack >= weights_.size()) weights_.resize(stack + 1, 0.0);
-    weights_[stack] += w;
-  }
 
   // ---- building a sample's stack ----
 
@@ -724,14 +720,13 @@ class StackFolder final : public RecordHandler {
       prefetch_pending(pending_[(pending_head_ + pending_count_ - 1 - kPrefetchKeyAfter) % kPendingStacks]);
   }
 
-  void prefetch_pending(const PendingStack& p) const {
-    uint32_t candidate = raw_.prefetch_key(p.hash);
-    if (candidate < weights_.size()) __builtin_prefetch(&weights_[candidate]);
-  }
+  void prefetch_pending(const PendingStack& p) const { raw_.prefetch_key(p.hash); }
 
   void resolve_oldest_pending() {
     const PendingStack& p = pending_[pending_head_];
-    add_weight(resolve_stack(p.words.data(), uint32_t(p.words.size()), p.hash, p.pid), p.weight);
+    uint64_t* entry = nullptr;
+    resolve_stack(p.words.data(), uint32_t(p.words.size()), p.hash, p.pid, &entry);
+    RawStackTable::add_weight(entry, p.weight);
     pending_head_ = (pending_head_ + 1) % kPendingStacks;
     --pending_count_;
   }
@@ -745,10 +740,11 @@ class StackFolder final : public RecordHandler {
   // The index of a raw stack; a new one is symbolised (with the process
   // table as it is now: callers flush before the table changes), at once or,
   // with the symbolising thread, by it before the next flush.
-  uint32_t resolve_stack(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid) {
-    uint32_t idx = raw_.find(key, count, hash);
+  // *entry (if given) gets the table's entry, for RawStackTable::add_weight.
+  uint32_t resolve_stack(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid, uint64_t** entry = nullptr) {
+    uint32_t idx = raw_.find(key, count, hash, entry);
     if (idx != RawStackTable::kMissing) return idx;
-    idx = raw_.insert(key, count, hash);
+    idx = raw_.insert(key, count, hash, entry);
     if (symbolizer_) {
       // The table's copy of the key never moves: the other thread reads it.
       uint32_t stored_count = 0;
@@ -1078,7 +1074,6 @@ class StackFolder final : public RecordHandler {
   const ProcessMaps* last_job_proc_ = nullptr;
   uint32_t thread_epoch_ = 1;
   std::vector<NodeId> stack_nodes_;     // per raw stack: the node in out_ where its path ends
-  std::vector<double> weights_;         // per raw stack, on-CPU
   std::unordered_map<uint64_t, uint64_t> off_weights_;  // (raw stack << 16 | state) -> ns
   FrameCache frame_cache_;
   std::vector<FrameId> frame_arena_;

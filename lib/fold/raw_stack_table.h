@@ -22,8 +22,9 @@ class RawStackTable {
  public:
   static constexpr uint32_t kMissing = ~uint32_t{0};
 
-  // The index of an equal key, or kMissing.
-  uint32_t find(const uint64_t* words, uint32_t count, uint64_t hash) const {
+  // The index of an equal key, or kMissing; *entry (if given) gets the
+  // stored entry, for add_weight.
+  uint32_t find(const uint64_t* words, uint32_t count, uint64_t hash, uint64_t** entry = nullptr) {
     if (slots_.empty()) return kMissing;
     size_t mask = slots_.size() - 1;
     for (size_t i = hash & mask;; i = (i + 1) & mask) {
@@ -31,8 +32,11 @@ class RawStackTable {
       if (s.index == kMissing) return kMissing;
       // The arena holds each key's length followed by its words.
       if (s.hash == hash) {
-        const uint64_t* stored = at(s.offset);
-        if (stored[0] == count && same_words(stored + 1, words, count)) return s.index;
+        uint64_t* stored = at(s.offset);
+        if (stored[0] == count && same_words(stored + kEntryHeader, words, count)) {
+          if (entry) *entry = stored;
+          return s.index;
+        }
       }
     }
   }
@@ -52,10 +56,10 @@ class RawStackTable {
   }
 
   // Inserts a key known to be missing; returns its index (0, 1, 2, ...).
-  uint32_t insert(const uint64_t* words, uint32_t count, uint64_t hash) {
+  uint32_t insert(const uint64_t* words, uint32_t count, uint64_t hash, uint64_t** entry = nullptr) {
     if ((offsets_.size() + 1) * 4 >= slots_.size() * 3) grow();
-    if (count + 1 > kBlockWords) throw std::length_error("raw stack table: a key of more than 256 K words");
-    if (blocks_.empty() || block_used_ + count + 1 > kBlockWords) {
+    if (count + kEntryHeader > kBlockWords) throw std::length_error("raw stack table: a key of more than 256 K words");
+    if (blocks_.empty() || block_used_ + count + kEntryHeader > kBlockWords) {
       if (blocks_.size() >= (size_t(1) << (32 - kBlockShift)) || offsets_.size() + 1 >= kMissing)
         throw std::length_error("raw stack table: more than 32 GB of stacks");
       blocks_.emplace_back(kBlockWords);
@@ -65,8 +69,10 @@ class RawStackTable {
     uint32_t offset = uint32_t(((blocks_.size() - 1) << kBlockShift) | block_used_);
     uint64_t* p = blocks_.back().data() + block_used_;
     p[0] = count;
-    std::memcpy(p + 1, words, count * sizeof(uint64_t));
-    block_used_ += count + 1;
+    p[1] = 0;  // the weight, 0.0
+    std::memcpy(p + kEntryHeader, words, count * sizeof(uint64_t));
+    block_used_ += count + kEntryHeader;
+    if (entry) *entry = p;
     offsets_.push_back(offset);
     place(Slot{hash, index, offset});
     return index;
@@ -77,7 +83,20 @@ class RawStackTable {
   const uint64_t* key(uint32_t index, uint32_t* count) const {
     const uint64_t* stored = at(offsets_[index]);
     *count = uint32_t(stored[0]);
-    return stored + 1;
+    return stored + kEntryHeader;
+  }
+  // A weight kept with each key: adding to it touches the cache line that
+  // the lookup just compared, where a separate array would be one more miss.
+  double weight(uint32_t index) const {
+    double w;
+    std::memcpy(&w, at(offsets_[index]) + 1, sizeof w);
+    return w;
+  }
+  static void add_weight(uint64_t* entry, double w) {
+    double v;
+    std::memcpy(&v, entry + 1, sizeof v);
+    v += w;
+    std::memcpy(entry + 1, &v, sizeof v);
   }
 
   static uint64_t hash_words(const uint64_t* words, uint32_t count) {
@@ -142,15 +161,17 @@ class RawStackTable {
 
   // Keys live in fixed 2 MiB blocks, never moved: a growing vector would copy
   // tens of MB at each doubling and briefly need twice the memory.
+  static constexpr size_t kEntryHeader = 2;  // count, weight
   static constexpr unsigned kBlockShift = 18;
   static constexpr size_t kBlockWords = size_t(1) << kBlockShift;
   const uint64_t* at(uint32_t offset) const {
     return blocks_[offset >> kBlockShift].data() + (offset & (kBlockWords - 1));
   }
+  uint64_t* at(uint32_t offset) { return blocks_[offset >> kBlockShift].data() + (offset & (kBlockWords - 1)); }
 
   std::vector<Slot, HugePageAllocator<Slot>> slots_;
   std::vector<uint32_t> offsets_;  // per index: block << kBlockShift | word in the block
-  std::vector<std::vector<uint64_t, HugePageAllocator<uint64_t>>> blocks_;  // per key: its length, its words
+  std::vector<std::vector<uint64_t, HugePageAllocator<uint64_t>>> blocks_;  // per key: length, weight, words
   size_t block_used_ = 0;          // words used in blocks_.back()
 };
 
