@@ -772,21 +772,17 @@ class StackFolder final : public RecordHandler {
     // First every frame's cache key, prefetching its slot, then the lookups:
     // the frame cache is too big for the CPU caches, and this way the misses
     // of one stack's frames overlap.
-    if (frame_keys_.size() < n) {
-      frame_keys_.resize(n);
-      frame_maps_.resize(n);
-    }
+    if (frames_.size() < n) frames_.resize(n);
     for (size_t i = 0; i < n; ++i) {
       uint64_t f = flags[i / 32] >> (2 * (i % 32));
-      frame_keys_[i] = frame_key(StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, pid, proc, &frame_maps_[i]);
-      frame_cache_.prefetch(frame_keys_[i]);
+      StackFrame& fr = frames_[i];
+      fr.address = StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0};
+      fr.key = frame_key(fr.address, pid, proc, &fr.map);
+      frame_cache_.prefetch(fr.key);
     }
     // Root first: the addresses are leaf first.
     NodeId node = out_.child(0, root->frame);
-    for (size_t i = n; i-- > 0;) {
-      uint64_t f = flags[i / 32] >> (2 * (i % 32));
-      node = append_frames(frame_keys_[i], StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0}, frame_maps_[i], pid, node);
-    }
+    for (size_t i = n; i-- > 0;) node = append_frames(frames_[i].key, frames_[i].address, frames_[i].map, pid, node);
     if (stack_nodes_.size() <= idx) stack_nodes_.resize(idx + 1);
     stack_nodes_[idx] = node;
   }
@@ -1085,8 +1081,13 @@ class StackFolder final : public RecordHandler {
 
   // Scratch buffers reused across samples (no allocation on the hot path).
   AddressList addresses_;
-  std::vector<FrameKey> frame_keys_;          // resolve_stack's per-frame keys
-  std::vector<const MapEntry*> frame_maps_;   // and maps
+  // symbolise_stack's per-frame scratch.
+  struct StackFrame {
+    StackAddress address;
+    FrameKey key;
+    const MapEntry* map;
+  };
+  std::vector<StackFrame> frames_;
   std::vector<UnwindFrame> unwound_;
   std::vector<uint64_t> key_;
   std::vector<SymbolizedFrame> resolved_;

@@ -46,13 +46,11 @@ class RawStackTable {
     if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
   }
   // Stage 2 (after the slot has arrived): start loading the key of the first
-  // slot whose hash matches; returns its index (a likely hit) or kMissing.
-  uint32_t prefetch_key(uint64_t hash) const {
-    if (slots_.empty()) return kMissing;
+  // slot whose hash matches (a likely hit).
+  void prefetch_key(uint64_t hash) const {
+    if (slots_.empty()) return;
     const Slot& s = slots_[hash & (slots_.size() - 1)];
-    if (s.index == kMissing || s.hash != hash) return kMissing;
-    __builtin_prefetch(at(s.offset));
-    return s.index;
+    if (s.index != kMissing && s.hash == hash) __builtin_prefetch(at(s.offset));
   }
 
   // Inserts a key known to be missing; returns its index (0, 1, 2, ...).

@@ -174,6 +174,7 @@ struct PerfDataReader::Impl {
 
   void hand_over(Batch&& b);
   void decode_samples(Batch& b);
+  void decode_queued_sample(const perf_order::QueuedRecord& r, Sample& s);
   void deliver_sample(const Sample& s);
   void wait_until_delivered();
   void read_loop(const uint64_t start, Progress& progress);
@@ -631,17 +632,15 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
 }
 
 void PerfDataReader::Impl::deliver(const perf_order::QueuedRecord& r) {
+  if (r.type == abi::SAMPLE) {
+    decode_queued_sample(r, sample);
+    deliver_sample(sample);
+    return;
+  }
   const EventAttr& attr = info.attrs[r.attr_index];
   const uint8_t* rec = r.data;
   const size_t size = r.size;
   try {
-    if (r.type == abi::SAMPLE) {
-      perf_sample::decode_sample(attr, rec, size, sample);
-      sample.attr_index = r.attr_index;
-      sample.file_offset = r.file_offset;
-      handler->on_sample(sample);
-      return;
-    }
     perf_record::SampleId sid;
     size_t trailer = perf_record::parse_sample_id(attr, rec, size, sid);
     switch (r.type) {
@@ -757,19 +756,20 @@ void PerfDataReader::Impl::decode_samples(Batch& b) {
   // Grow only: a recycled batch's Samples are overwritten by decode_sample,
   // and value-initialising ~1000 of them per round showed in profiles.
   if (b.samples.size() < b.records.size()) b.samples.resize(b.records.size());
-  for (size_t i = 0; i < b.records.size(); ++i) {
-    const perf_order::QueuedRecord& r = b.records[i];
-    if (r.type != abi::SAMPLE) continue;
-    Sample& s = b.samples[i];
-    try {
-      perf_sample::decode_sample(info.attrs[r.attr_index], r.data, r.size, s);
-    } catch (const FormatError& e) {
-      // Validated when read; reaching this means a reader bug, still report it cleanly.
-      throw InputError::at_offset(path, r.file_offset, "SAMPLE record: " + std::string(e.what()));
-    }
-    s.attr_index = r.attr_index;
-    s.file_offset = r.file_offset;
+  for (size_t i = 0; i < b.records.size(); ++i)
+    if (b.records[i].type == abi::SAMPLE) decode_queued_sample(b.records[i], b.samples[i]);
+}
+
+// A queued SAMPLE, decoded for delivery with its index and offset.
+void PerfDataReader::Impl::decode_queued_sample(const perf_order::QueuedRecord& r, Sample& s) {
+  try {
+    perf_sample::decode_sample(info.attrs[r.attr_index], r.data, r.size, s);
+  } catch (const FormatError& e) {
+    // Validated when read; reaching this means a reader bug, still report it cleanly.
+    throw InputError::at_offset(path, r.file_offset, "SAMPLE record: " + std::string(e.what()));
   }
+  s.attr_index = r.attr_index;
+  s.file_offset = r.file_offset;
 }
 
 void PerfDataReader::Impl::deliver_sample(const Sample& s) {

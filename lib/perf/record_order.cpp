@@ -89,48 +89,25 @@ void RecordOrderQueue::sort() {
   }
 }
 
-void RecordOrderQueue::take(uint64_t limit, std::vector<QueuedRecord>& out, ArenaBlocks& retired) {
-  if (queue_.empty()) return;
-  sort();
-  size_t n = 0;
-  while (n < queue_.size() && queue_[n].time <= limit) {
-    if (queue_[n].time > last_delivered_) last_delivered_ = queue_[n].time;
-    ++n;
-  }
-  out.insert(out.end(), queue_.begin(), queue_.begin() + std::ptrdiff_t(n));
-  erase_front(n, &retired);
-}
-
 void RecordOrderQueue::erase_front(size_t n, ArenaBlocks* retired) {
   if (n == 0) return;
   queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
   if (blocks_.empty()) return;
-  if (retired) {
-    // The taken records may live in any block: keep them all, and copy the
-    // still-queued owned records into fresh blocks.
-    std::vector<Block> old;
-    old.swap(blocks_);
-    arena_bytes_live_ = 0;
-    for (auto& r : queue_) {
-      if (!r.owned) continue;
-      uint8_t* p = arena_alloc(r.size);
-      std::memcpy(p, r.data, r.size);
-      r.data = p;
+  if (!retired) {
+    size_t live = 0;
+    for (const auto& r : queue_)
+      if (r.owned) live += (r.size + 7) & ~size_t(7);
+    if (live == 0) {
+      // Keep one block for reuse.
+      blocks_.resize(1);
+      blocks_[0].used = 0;
+      arena_bytes_live_ = 0;
+      return;
     }
-    for (Block& b : old) retired->push_back(std::move(b.words));
-    return;
   }
   // Compact the arena: move the still-queued owned records into fresh blocks.
-  size_t live = 0;
-  for (const auto& r : queue_)
-    if (r.owned) live += (r.size + 7) & ~size_t(7);
-  if (live == 0) {
-    // Keep one block for reuse.
-    blocks_.resize(1);
-    blocks_[0].used = 0;
-    arena_bytes_live_ = 0;
-    return;
-  }
+  // With retired, taken records may live in any old block: hand them all over
+  // (the caller frees them after delivery) instead of freeing them here.
   std::vector<Block> old;
   old.swap(blocks_);
   arena_bytes_live_ = 0;
@@ -140,6 +117,8 @@ void RecordOrderQueue::erase_front(size_t n, ArenaBlocks* retired) {
     std::memcpy(p, r.data, r.size);
     r.data = p;
   }
+  if (retired)
+    for (Block& b : old) retired->push_back(std::move(b.words));
 }
 
 }  // namespace fg::perf_order

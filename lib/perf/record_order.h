@@ -49,10 +49,14 @@ class RecordOrderQueue {
   // the records are delivered.
   using ArenaBlocks = std::vector<std::unique_ptr<uint64_t[]>>;
   void finish_round_into(std::vector<QueuedRecord>& out, ArenaBlocks& retired) {
-    take(flush_limit_, out, retired);
+    auto append = [&out](const QueuedRecord& r) { out.push_back(r); };
+    flush(flush_limit_, append, &retired);
     flush_limit_ = max_time_;
   }
-  void flush_all_into(std::vector<QueuedRecord>& out, ArenaBlocks& retired) { take(UINT64_MAX, out, retired); }
+  void flush_all_into(std::vector<QueuedRecord>& out, ArenaBlocks& retired) {
+    auto append = [&out](const QueuedRecord& r) { out.push_back(r); };
+    flush(UINT64_MAX, append, &retired);
+  }
 
   size_t size() const { return queue_.size(); }
   // Smallest file offset still referenced by a queued record that points into
@@ -63,7 +67,7 @@ class RecordOrderQueue {
 
  private:
   template <typename Deliver>
-  void flush(uint64_t limit, Deliver& deliver) {
+  void flush(uint64_t limit, Deliver& deliver, ArenaBlocks* retired = nullptr) {
     if (queue_.empty()) return;
     sort();
     size_t n = 0;
@@ -71,8 +75,9 @@ class RecordOrderQueue {
     struct Erase {
       RecordOrderQueue& q;
       size_t& n;
-      ~Erase() { q.erase_front(n); }
-    } erase{*this, n};
+      ArenaBlocks* retired;
+      ~Erase() { q.erase_front(n, retired); }
+    } erase{*this, n, retired};
     while (n < queue_.size() && queue_[n].time <= limit) {
       const QueuedRecord& r = queue_[n];
       if (r.time > last_delivered_) last_delivered_ = r.time;
@@ -80,7 +85,6 @@ class RecordOrderQueue {
       deliver(r);
     }
   }
-  void take(uint64_t limit, std::vector<QueuedRecord>& out, ArenaBlocks& retired);
   void sort();
   // Drops the first n records and compacts the arena; with retired, the old
   // blocks are moved there instead of being freed or reused.

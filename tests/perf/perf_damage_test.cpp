@@ -19,6 +19,7 @@
 
 #include "diagnostics/input_error.h"
 #include "perf/perf_data_reader.h"
+#include "perf_bytes.h"
 #include "test_support.h"
 
 using namespace fg;
@@ -28,20 +29,9 @@ namespace {
 
 std::string fixture(const std::string& name) { return testdata("perf/" + name + ".data"); }
 
-template <typename T>
-T get(const std::string& s, size_t off) {
-  T v;
-  std::memcpy(&v, s.data() + off, sizeof v);
-  return v;
-}
-template <typename T>
-void set(std::string& s, size_t off, T v) {
-  std::memcpy(&s[off], &v, sizeof v);
-}
-template <typename T>
-void put(std::string& s, T v) {
-  s.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
+using fg::test::get;
+using fg::test::put;
+using fg::test::set;
 
 struct Rec {
   size_t offset;

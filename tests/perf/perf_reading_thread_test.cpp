@@ -21,6 +21,7 @@
 
 #include "diagnostics/input_error.h"
 #include "perf/perf_data_reader.h"
+#include "perf_bytes.h"
 #include "test_support.h"
 
 using namespace fg;
@@ -36,20 +37,9 @@ std::string fixture(const std::string& name) { return testdata("perf/" + name + 
 const std::vector<std::string> kFixtures = {"fp",    "dwarf",      "pipe",   "zstd", "two_clocks",
                                             "sched", "sched_pipe", "switch", "exec", "buildid_mmap"};
 
-template <typename T>
-T get(const std::string& s, size_t off) {
-  T v;
-  std::memcpy(&v, s.data() + off, sizeof v);
-  return v;
-}
-template <typename T>
-void set(std::string& s, size_t off, T v) {
-  std::memcpy(&s[off], &v, sizeof v);
-}
-template <typename T>
-void put(std::string& s, T v) {
-  s.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
+using fg::test::get;
+using fg::test::put;
+using fg::test::set;
 
 uint64_t fnv1a(const void* p, size_t n) {
   uint64_t h = 1469598103934665603ull;

@@ -11,20 +11,15 @@
 #include "diagnostics/input_error.h"
 #include "perf/perf_data_reader.h"
 #include "perf/sample_decoder.h"
+#include "perf_bytes.h"
 #include "test_support.h"
 
 using namespace fg;
 
 namespace {
 
-template <typename T>
-void put(std::string& s, T v) {
-  s.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-template <typename T>
-void set(std::string& s, size_t off, T v) {
-  std::memcpy(&s[off], &v, sizeof v);
-}
+using fg::test::put;
+using fg::test::set;
 
 namespace sb = sample_bits;
 constexpr uint64_t kSampleIdAll = 1ull << 18;
