@@ -37,7 +37,7 @@ void add_fold_options(po::options_description& options, FoldCliOptions& c) {
   po::options_description sym("Symbols");
   sym.add_options()
       ("symfs", po::value(&c.symfs), "look for binaries under this root directory")
-      ("kallsyms", po::value(&c.kallsyms), "kernel symbols file (default /proc/kallsyms when the host matches)")
+      ("kallsyms", po::value(&c.kallsyms), "kernel symbols file (default: when the host and kernel match, perf's build-id cache copy of kallsyms for the recording's kernel, else /proc/kallsyms)")
       ("buildid-dir", po::value(&c.buildid_dir), "perf's build-id cache (default ~/.debug)")
       ("debuginfod", po::bool_switch(&c.debuginfod), "allow debuginfod downloads (off by default: they can stall)")
       ("max-stack", po::value(&c.max_stack)->default_value(127), "DWARF unwinding depth limit")

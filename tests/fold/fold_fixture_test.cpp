@@ -95,6 +95,20 @@ TEST_F(FoldFixture, ReadingAndSymbolisingThreadsGiveTheSameOutput) {
   }
 }
 
+// A malformed --kallsyms file fails the fold at the first kernel frame, with
+// the file and line, whether the kernel symbols are loaded on the folding
+// thread or (with --threads 2) preloaded and used by the symbolising thread.
+TEST_F(FoldFixture, MalformedKallsymsFailsOnEitherThreadCount) {
+  std::string dir = temp_dir();
+  write_file(dir + "/kallsyms", "ffffffff81000000 T _text\nnot a kallsyms line\n");
+  for (const char* threads : {"1", "2"}) {
+    CommandResult r = run_shell(fold_cmd(std::string("--threads ") + threads + " --kallsyms " +
+                                         shell_quote(dir + "/kallsyms") + " " + shell_quote(testdata("perf/exec.data"))));
+    EXPECT_EQ(r.status, 1) << threads << ": " << r.err;
+    EXPECT_NE(r.err.find(dir + "/kallsyms:2:"), std::string::npos) << threads << ": " << r.err;
+  }
+}
+
 TEST_F(FoldFixture, MissingBinaryFallsBackToObjectNames) {
   if (std::filesystem::exists("/tmp/fgtool-fixture/fold_calls_static"))
     GTEST_SKIP() << "the fixture's binary exists at its recorded path on this machine";
