@@ -4,8 +4,12 @@
 #   1. ASan+UBSan build of the parser-heavy test binaries and a ctest run of
 #      them; the same build has -Wall -Wextra -Werror on the project's own code
 #      (lib/, fgtool, fuzz and robustness tests), so the warning check costs nothing extra;
-#   2. the libFuzzer targets, FUZZ_SECONDS (60) each.
-# Each step's time is printed; CI_EXTRA_SKIP="asan fuzz" skips steps.
+#   2. a ThreadSanitizer build of fgtool and the fold, perf, unwind and symbols
+#      tests (the fold's reading, folding, symbolising and unwinding threads;
+#      docs/architecture.md has who owns what) and a ctest run of them: any
+#      race report makes fgtool exit 66 and its test fail;
+#   3. the libFuzzer targets, FUZZ_SECONDS (60) each.
+# Each step's time is printed; CI_EXTRA_SKIP="asan tsan fuzz" skips steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
@@ -52,6 +56,22 @@ if [[ $skip == *" asan "* && $skip != *" werror "* ]]; then
   ninja -C build-werror -j"$jobs" fgtool >build-werror/ninja.log 2>&1 ||
     { grep -A8 -E 'error:' build-werror/ninja.log | head -n 80; echo "ci_extra: -Werror build failed" >&2; exit 1; }
   step "-Werror build" "$s"
+fi
+
+if [[ $skip != *" tsan "* ]]; then
+  s=$(date +%s)
+  tsan_targets=(fgtool fold_tests perf_reader_test process_table_test symbols_test
+                dwarf_unwind_live_test dwarf_unwind_fixture_test)
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFGTOOL_TSAN=ON \
+    -DFGTOOL_BUILD_APPS=OFF -DFGTOOL_BUILD_BENCH=OFF >/dev/null
+  ninja -C build-tsan -j"$jobs" "${tsan_targets[@]}" >build-tsan/ninja.log 2>&1 ||
+    { tail -n 60 build-tsan/ninja.log; echo "ci_extra: TSan build failed" >&2; exit 1; }
+  step "ThreadSanitizer build" "$s"
+  s=$(date +%s)
+  # Only the binaries built above: every other test registered in build-tsan is *_NOT_BUILT.
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+    ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 900 -E '_NOT_BUILT|^browser_'
+  step "ThreadSanitizer tests" "$s"
 fi
 
 if [[ $skip != *" fuzz "* ]]; then

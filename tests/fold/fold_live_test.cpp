@@ -5,6 +5,7 @@
 // perf cannot record on this machine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -127,6 +128,21 @@ TEST_F(FoldLive, ExecAndForkKeepEachProcessApart) {
   // Many short-lived processes and mmaps: the symbolising thread is drained
   // at every process-table change; one thread and three fold the same bytes.
   EXPECT_EQ(fold(data, "--threads 2 --pid --kernel"), fold(data, "--threads 1 --pid --kernel"));
+}
+
+// A system-wide recording of several programs has thousands of distinct raw
+// stacks, so the symbolising thread gets many job batches while the folding
+// thread goes on, and the reading thread hands over many rounds: the case the
+// ThreadSanitizer build (scripts/ci_extra.sh) needs to see the threads meet.
+// The small recordings above fit in one batch.
+TEST_F(FoldLive, SystemWideRecordingFoldsAlikeOnOneAndTwoThreads) {
+  std::string data = record("busy", "-a -e cpu-clock -F 2999 -g",
+                            "sh -c 'for i in 1 2 3; do python3 -c \"sum(i*i for i in range(400000))\"; "
+                            "gzip -c /usr/bin/perf >/dev/null; " + kCalls + " 3 >/dev/null; done'");
+  std::string two = fold(data, "--threads 2 --pid --kernel");
+  size_t stacks = std::count(two.begin(), two.end(), '\n');
+  EXPECT_GT(stacks, 400u) << "too few distinct stacks to keep the symbolising thread busy";
+  EXPECT_EQ(two, fold(data, "--threads 1 --pid --kernel"));
 }
 
 TEST_F(FoldLive, KernelFramesAgree) {
