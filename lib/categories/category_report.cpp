@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "diagnostics/csv_cell.h"
+
 namespace fg {
 
 namespace {
@@ -232,12 +234,9 @@ std::string format_report_json(const CategoryReport& r) {
 
 // ---- CSV ----
 
-static std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
+// Category and frame names come from the input: quoted and neutralised
+// against formula injection (diagnostics/csv_cell.h).
+static std::string csv_field(const std::string& s) { return csv_cell(s); }
 
 std::string format_report_csv(const CategoryReport& r) {
   // One flat table: section,kind,category,key,weight,share

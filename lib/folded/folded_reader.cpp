@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "diagnostics/input_error.h"
+#include "diagnostics/terminal_text.h"
 #include "folded/input_stream.h"
 
 namespace fg {
@@ -206,7 +207,7 @@ class LineParser {
 
   void warn(const std::string& msg) {
     if (options_.warn) options_.warn(msg);
-    else std::cerr << "fgtool: warning: " << msg << "\n";
+    else std::cerr << "fgtool: warning: " << terminal_safe(msg) << "\n";
   }
 
   FoldedReadStats stats;

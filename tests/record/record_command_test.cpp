@@ -78,9 +78,27 @@ TEST(Subprocess, CapturesStatusAndOutput) {
   EXPECT_NE(r.output.find("out"), std::string::npos);
   EXPECT_NE(r.output.find("err"), std::string::npos);
   EXPECT_EQ(fg::run_captured({"/nonexistent/program"}).status, 127);
-  EXPECT_EQ(fg::run_inherited({"sh", "-c", "kill -9 $$"}), 128 + 9);
+  fg::ChildStatus killed = fg::run_inherited({"sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(killed.signal, 9);
+  EXPECT_EQ(killed.shell_status(), 128 + 9);
+  EXPECT_EQ(killed.describe().rfind("killed by signal 9", 0), 0u) << killed.describe();
   EXPECT_FALSE(fg::find_in_path("sh").empty());
   EXPECT_TRUE(fg::find_in_path("no-such-program-fgtool").empty());
+}
+
+// perf exits with 255 on many errors: that is an exit status, not
+// "killed by signal 127" (the 128+N reading of a plain int).
+TEST(Subprocess, ExitStatusAbove128IsNotASignal) {
+  fg::ChildStatus c = fg::run_inherited({"sh", "-c", "exit 255"});
+  EXPECT_TRUE(c.started);
+  EXPECT_EQ(c.signal, 0);
+  EXPECT_EQ(c.exit_code, 255);
+  EXPECT_EQ(c.describe(), "exit status 255");
+  EXPECT_FALSE(c.ok());
+  fg::ChildStatus missing = fg::run_inherited({"/nonexistent/program"});
+  EXPECT_FALSE(missing.started);
+  EXPECT_EQ(missing.shell_status(), 127);
+  EXPECT_TRUE(fg::run_inherited({"true"}).ok());
 }
 
 }  // namespace
