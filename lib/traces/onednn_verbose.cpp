@@ -218,7 +218,7 @@ void read_onednn_verbose(const std::string& path, const std::function<void(const
                                  "(DNNL_VERBOSE=1, MKLDNN_VERBOSE=1 for older versions)");
   if (st.malformed && !st.exec_lines && !options.lenient)
     throw InputError(st.first_malformed + " (all " + std::to_string(st.malformed) +
-                     " exec lines are malformed, none could be read; --lenient accepts the empty profile)");
+                     " exec lines are malformed: nothing could be read)");
 }
 
 FoldedProfile fold_onednn_verbose(const std::string& path, OnednnVerboseStats* stats,
