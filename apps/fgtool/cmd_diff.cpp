@@ -57,7 +57,12 @@ int run_diff(const std::vector<std::string>& args) {
   if (inputs.size() == 1) {
     // Read as three columns whatever its first lines look like: a line that
     // is not is reported with its number.
-    fg::read_diff_folded(inputs[0], a, b, ro);
+    try {
+      fg::read_diff_folded(inputs[0], a, b, ro);
+    } catch (const fg::InputError& e) {
+      throw fg::InputError(std::string(e.what()) + "; one input must be three-column 'stack countA countB', "
+                                                   "to compare two profiles give BEFORE AFTER");
+    }
   } else {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;

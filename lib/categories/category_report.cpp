@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "diagnostics/csv_cell.h"
+#include "diagnostics/terminal_text.h"
 
 namespace fg {
 
@@ -182,7 +183,7 @@ std::string format_report_text(const CategoryReport& r) {
   out += "\n";
   double ro = r.resource.empty() ? 0 : r.resource.back().self, po = r.phase.empty() ? 0 : r.phase.back().self;
   out += "Left in other: resource " + pct(ro, r.total) + ", phase " + pct(po, r.total) + "\n";
-  return out;
+  return terminal_safe(out, true);  // names from the input reach a terminal
 }
 
 // ---- JSON ----
@@ -327,7 +328,7 @@ std::string format_category_diff_text(const CategoryReport& a, const CategoryRep
     }
     out += "\n";
   }
-  return out;
+  return terminal_safe(out, true);  // names from the input reach a terminal
 }
 
 std::string format_category_diff_json(const CategoryReport& a, const CategoryReport& b) {

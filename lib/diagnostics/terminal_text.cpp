@@ -28,7 +28,7 @@ size_t utf8_sequence(std::string_view s, size_t i) {
 
 }  // namespace
 
-std::string terminal_safe(std::string_view s) {
+std::string terminal_safe(std::string_view s, bool keep_newlines) {
   std::string out;
   out.reserve(s.size());
   char buf[8];
@@ -41,7 +41,7 @@ std::string terminal_safe(std::string_view s) {
     }
     if (c < 0x80) {
       switch (c) {
-        case '\n': out += "\\n"; break;
+        case '\n': out += keep_newlines ? "\n" : "\\n"; break;
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
         default:

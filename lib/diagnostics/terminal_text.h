@@ -12,7 +12,8 @@ namespace fg {
 // `s` with C0 controls (\n, \r, \t, \e as \x1b...), DEL, the UTF-8 C1
 // controls (U+0080..U+009F, e.g. the one-byte CSI) and bytes that are not
 // valid UTF-8 written as visible escapes (\n, \t, \x1b, \u009b, \xff).
-// Printable ASCII and valid UTF-8 are kept as they are.
-std::string terminal_safe(std::string_view s);
+// Printable ASCII and valid UTF-8 are kept as they are. With keep_newlines,
+// '\n' is kept (for whole multi-line tables and reports).
+std::string terminal_safe(std::string_view s, bool keep_newlines = false);
 
 }  // namespace fg

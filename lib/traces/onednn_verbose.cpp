@@ -11,6 +11,7 @@
 #include "diagnostics/csv_cell.h"
 #include "diagnostics/input_error.h"
 #include "folded/input_stream.h"
+#include "diagnostics/terminal_text.h"
 
 namespace fg {
 
@@ -334,7 +335,7 @@ std::string format_onednn_summary_text(const OnednnSummary& s) {
            pad(pct(r.us, prim_us), 9, true) + pad(pct(r.us, s.total_us), 8, true) +
            pad(std::to_string(r.count), 9, true) + "\n";
   }
-  return out;
+  return terminal_safe(out, true);  // names from the input reach a terminal
 }
 
 std::string format_onednn_summary_json(const OnednnSummary& s) {
