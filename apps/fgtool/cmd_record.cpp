@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "command.h"
@@ -111,7 +113,12 @@ int run_record(const std::vector<std::string>& all_args) {
       return status ? status : 1;
     }
     // Through the fgtool binary itself: fold (with the view's flags), then svg.
-    std::string folded = svg + ".folded.tmp";
+    // A random name made with O_EXCL (not a predictable "SVG.folded.tmp"
+    // that a planted symlink could redirect); fold replaces this file of ours.
+    std::string folded = svg + ".folded.XXXXXX";
+    int fd = ::mkstemp(folded.data());
+    if (fd < 0) throw fg::UsageError(svg + ": cannot create a temporary file beside it: " + std::strerror(errno));
+    ::close(fd);
     std::vector<std::string> fold = {self_exe(), "fold"};
     for (auto& a : builder.fold_arguments()) fold.push_back(a);
     fold.insert(fold.end(), {opt.output, "-o", folded});
