@@ -187,3 +187,28 @@ TEST(TerminalSafety, CsvReportCellsCannotStartAFormula) {
 }
 
 }  // namespace
+
+namespace {
+
+// A real recording whose command line and DSO path carry escape sequences:
+// `fgtool info` shows them escaped.
+TEST(TerminalSafety, InfoEscapesDsoPathsAndCommandLine) {
+  std::string why = perf_unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  std::string dir = temp_dir();
+  std::string evil_dir = dir + "/bin\x1b[31mred";
+  ASSERT_EQ(run_shell("mkdir " + shell_quote(evil_dir) + " && cp /bin/sh " + shell_quote(evil_dir + "/sh")).status, 0);
+  CommandResult rec = run_shell("cd " + shell_quote(dir) + " && " + fgtool() + " record -o p.data -- " +
+                                shell_quote(evil_dir + "/sh") +
+                                " -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' " +
+                                shell_quote("arg\x1b]0;owned\x07"));
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  CommandResult r = run_shell("cd " + shell_quote(dir) + " && " + fgtool() + " info p.data");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
+  EXPECT_NE(r.out.find("arg\\x1b]0;owned\\x07"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bin\\x1b[31mred/sh"), std::string::npos) << r.out;
+}
+
+}  // namespace
