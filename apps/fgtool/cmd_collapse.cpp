@@ -8,6 +8,7 @@
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
 #include "diagnostics/progress.h"
+#include "diagnostics/terminal_text.h"
 #include "folded/folded_writer.h"
 #include "folded/profile_loader.h"
 
@@ -85,7 +86,8 @@ int run_collapse(const std::vector<std::string>& args) {
       if (!stats.switch_outs)
         e << "collapse: no sched:sched_switch samples (record with -e sched:sched_switch --switch-events -g)\n";
     } else {
-      e << "collapse: " << stats.samples_folded << " samples of " << (stats.event.empty() ? "?" : stats.event)
+      e << "collapse: " << stats.samples_folded << " samples of "
+        << (stats.event.empty() ? "?" : fg::terminal_safe(stats.event))
         << ", " << profile.stack_count() << " stacks";
       if (stats.samples_other_event) e << "; " << stats.samples_other_event << " samples of other events skipped";
       e << "\n";
@@ -93,7 +95,8 @@ int run_collapse(const std::vector<std::string>& args) {
         e << "collapse: nothing folded: for sched:sched_switch recordings use --off-cpu\n";
     }
     if (stats.malformed_skipped)
-      e << "collapse: skipped " << stats.malformed_skipped << " malformed lines (first: " << stats.first_malformed
+      e << "collapse: skipped " << stats.malformed_skipped << " malformed lines (first: "
+        << fg::terminal_safe(stats.first_malformed)
         << ")\n";
   }
   return 0;
@@ -110,7 +113,7 @@ const bool loader_registered = [] {
         fg::FoldedProfile p = fg::collapse_perf_script(path, opt, &st);
         auto warn = [&](const std::string& w) {
           if (o.warn) o.warn(w);
-          else std::cerr << "fgtool: " << path << ": " << w << "\n";
+          else std::cerr << "fgtool: " << fg::terminal_safe(path) << ": " << fg::terminal_safe(w) << "\n";
         };
         if (st.truncated_stacks)
           warn(std::to_string(st.truncated_stacks) + " samples deeper than " + std::to_string(fg::kMaxStackDepth) +

@@ -29,8 +29,8 @@ int run_diff(const std::vector<std::string>& args) {
       ("input", po::value(&inputs), "BEFORE AFTER folded profiles, or one three-column file (stack countA countB)")
       ("output,o", po::value(&output), "output file ('-' = stdout, the default)")
       ("format", po::value(&format)->default_value(format), "svg, or folded (difffolded.pl's 'stack countA countB')")
-      ("normalize", po::bool_switch(), "scale A (before) to B's total (the default)")
-      ("no-normalize", po::bool_switch(&no_normalize), "compare raw counts")
+      ("normalize", po::bool_switch(), "scale A (before) to B's total (the default; an empty side is an error)")
+      ("no-normalize", po::bool_switch(&no_normalize), "compare raw counts (an empty side is allowed)")
       ("negate", po::bool_switch(&dopt.negate), "shape the graph by A (shows frames that disappeared)")
       ("top", po::value(&top), "print the N functions that gained and lost most share (self and inclusive)")
       ("lenient", po::bool_switch(&lenient), "skip malformed lines and count them on stderr")
@@ -55,9 +55,14 @@ int run_diff(const std::vector<std::string>& args) {
   fg::FoldedReadOptions ro;
   ro.lenient = lenient;
   if (inputs.size() == 1) {
-    if (inputs[0] != "-" && !fg::looks_like_diff_folded(inputs[0]))
-      throw fg::UsageError(inputs[0] + " is not three-column 'stack countA countB' input; give BEFORE AFTER");
-    fg::read_diff_folded(inputs[0], a, b, ro);
+    // Read as three columns whatever its first lines look like: a line that
+    // is not is reported with its number.
+    try {
+      fg::read_diff_folded(inputs[0], a, b, ro);
+    } catch (const fg::InputError& e) {
+      throw fg::InputError(std::string(e.what()) + "; one input must be three-column 'stack countA countB', "
+                                                   "to compare two profiles give BEFORE AFTER");
+    }
   } else {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;
@@ -65,6 +70,18 @@ int run_diff(const std::vector<std::string>& args) {
     fg::load_profile(inputs[1], b, lo);
     if (a.units != b.units && !a.units.empty() && !b.units.empty())
       std::cerr << "fgtool diff: warning: comparing " << a.units << " with " << b.units << "\n";
+  }
+  // A side with nothing in it: scaling A to B's total (or shares of a zero
+  // total) would turn every frame into 0 or NaN and draw an empty graph.
+  // That is an error naming the file; --no-normalize draws the raw counts.
+  if (dopt.normalize || by == "category") {
+    for (int side = 0; side < 2; ++side) {
+      const fg::FoldedProfile& p = side ? b : a;
+      if (p.total() > 0) continue;
+      std::string name = inputs.size() == 2 ? inputs[side] : inputs[0] + (side ? " (column 3, B)" : " (column 2, A)");
+      throw fg::InputError(name + ": no samples (total 0): nothing to compare " + (side ? "against" : "with") +
+                           (by == "category" ? "" : "; --no-normalize draws the raw counts"));
+    }
   }
   if (by == "category") {
     fg::CategoryRules rules = fg::CategoryRules::effective(rules_file);

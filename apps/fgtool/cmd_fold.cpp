@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "diagnostics/atomic_output.h"
+#include "diagnostics/terminal_text.h"
 #include "diagnostics/input_error.h"
 #include "diagnostics/progress.h"
 #include "fold_cli.h"
@@ -36,7 +37,7 @@ int run_fold(const std::vector<std::string>& args) {
     to.lenient = cli.partial;
     to.progress = Progress::default_enabled();
     FoldedProfile profile = fold_trace_input(cli.input, kind, to, [&](const std::string& w) {
-      std::cerr << "fgtool fold: " << cli.input << ": " << w << "\n";
+      std::cerr << "fgtool fold: " << terminal_safe(cli.input) << ": " << terminal_safe(w) << "\n";
     });
     AtomicOutput out(cli.output);
     write_folded(profile, out);

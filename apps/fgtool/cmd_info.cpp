@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "diagnostics/input_error.h"
+#include "diagnostics/terminal_text.h"
 #include "fold_cli.h"
 #include "perf/perf_data_reader.h"
 
@@ -35,13 +36,16 @@ int run_info(const std::vector<std::string>& args) {
   const PerfFileInfo& f = st.file;
   const ReadStats& r = st.read;
   std::ostream& o = std::cout;
-  o << "file:        " << cli.input << (f.pipe_mode ? " (pipe mode)" : "") << ", " << f.file_size << " bytes\n";
-  o << "perf:        " << (f.perf_version.empty() ? "?" : f.perf_version) << "\n";
-  o << "host:        " << (f.hostname.empty() ? "?" : f.hostname) << ", " << (f.os_release.empty() ? "?" : f.os_release)
-    << ", " << (f.arch.empty() ? "?" : f.arch) << ", " << f.nr_cpus_online << "/" << f.nr_cpus_avail << " CPUs online\n";
-  if (!f.cpu_desc.empty()) o << "cpu:         " << f.cpu_desc << "\n";
+  // Everything below quotes the recording (paths, names, the command line):
+  // escaped so that it cannot drive the terminal.
+  auto t = [](const std::string& s) { return terminal_safe(s); };
+  o << "file:        " << t(cli.input) << (f.pipe_mode ? " (pipe mode)" : "") << ", " << f.file_size << " bytes\n";
+  o << "perf:        " << (f.perf_version.empty() ? "?" : t(f.perf_version)) << "\n";
+  o << "host:        " << (f.hostname.empty() ? "?" : t(f.hostname)) << ", " << (f.os_release.empty() ? "?" : t(f.os_release))
+    << ", " << (f.arch.empty() ? "?" : t(f.arch)) << ", " << f.nr_cpus_online << "/" << f.nr_cpus_avail << " CPUs online\n";
+  if (!f.cpu_desc.empty()) o << "cpu:         " << t(f.cpu_desc) << "\n";
   o << "command:     ";
-  for (const auto& a : f.cmdline) o << a << " ";
+  for (const auto& a : f.cmdline) o << t(a) << " ";
   o << "\n";
   if (r.last_sample_time > r.first_sample_time)
     o << "duration:    " << seconds(r.last_sample_time - r.first_sample_time) << " (samples from " << seconds(r.first_sample_time)
@@ -53,7 +57,7 @@ int run_info(const std::vector<std::string>& args) {
   for (size_t i = 0; i < f.attrs.size(); ++i) {
     const EventAttr& a = f.attrs[i];
     uint64_t n = i < r.samples_per_attr.size() ? r.samples_per_attr[i] : 0;
-    o << "  " << (a.name.empty() ? "event " + std::to_string(i) : a.name) << ": " << n << " samples";
+    o << "  " << (a.name.empty() ? "event " + std::to_string(i) : t(a.name)) << ": " << n << " samples";
     std::string how;
     if (a.has(sample_bits::CALLCHAIN)) how += " callchains";
     if (a.has(sample_bits::STACK_USER)) how += ", dwarf (" + std::to_string(a.sample_stack_user) + "-byte stacks)";
@@ -67,7 +71,7 @@ int run_info(const std::vector<std::string>& args) {
   o << "lost:        " << r.lost_events << " events in " << r.lost_records << " LOST records, " << r.lost_samples
     << " samples in " << r.lost_samples_records << " LOST_SAMPLES records\n";
   o << "processes:   " << st.processes << "\n";
-  o << "folded:      " << st.folded_samples << " samples of " << (st.event.empty() ? "-" : st.event) << " into "
+  o << "folded:      " << st.folded_samples << " samples of " << (st.event.empty() ? "-" : t(st.event)) << " into "
     << profile.stack_count() << " stacks, " << st.unique_frames << " distinct frames; " << st.unknown_frames << " of "
     << st.frames << " frames unresolved\n";
   if (st.dwarf) {
@@ -76,12 +80,12 @@ int run_info(const std::vector<std::string>& args) {
     for (size_t i = 1; i < kUnwindOutcomeCount; ++i)
       if (st.unwind.by_outcome[i]) o << "; " << to_string(UnwindOutcome(i)) << " " << st.unwind.by_outcome[i];
     o << " (" << st.unwind.dwfl_created << " Dwfl for " << st.processes << " processes)\n";
-    if (!st.unwind_error.empty()) o << "             last libdwfl error: " << st.unwind_error << "\n";
+    if (!st.unwind_error.empty()) o << "             last libdwfl error: " << t(st.unwind_error) << "\n";
   }
-  o << "kernel:      " << (st.kernel.source.empty() ? "no symbols" : st.kernel.source) << ", " << st.kernel.symbols
+  o << "kernel:      " << (st.kernel.source.empty() ? "no symbols" : t(st.kernel.source)) << ", " << st.kernel.symbols
     << " symbols, " << st.kernel.unresolved << " of " << st.kernel.lookups << " lookups unresolved";
   if (st.kernel.kptr_restricted) o << " (kptr_restrict hides addresses)";
-  if (!st.kernel.problem.empty()) o << " - " << st.kernel.problem;
+  if (!st.kernel.problem.empty()) o << " - " << t(st.kernel.problem);
   o << "\n";
   auto objects = st.objects;
   std::sort(objects.begin(), objects.end(), [](const ObjectStatus& a, const ObjectStatus& b) {
@@ -89,13 +93,13 @@ int run_info(const std::vector<std::string>& args) {
   });
   o << "objects:     " << objects.size() << " (by lookups)\n";
   for (const auto& ob : objects) {
-    o << "  " << ob.path << "\n      ";
-    o << (ob.found ? "found " + ob.opened_path : std::string("NOT FOUND"));
+    o << "  " << t(ob.path) << "\n      ";
+    o << (ob.found ? "found " + t(ob.opened_path) : std::string("NOT FOUND"));
     o << ", build-id " << (ob.build_id_hex.empty() ? "none" : ob.build_id_hex.substr(0, 16) + "...");
-    o << ", " << (ob.has_symbols ? std::to_string(ob.symbol_count) + " symbols (" + ob.symtab_source + ")" : "no symbols");
-    o << (ob.has_debuginfo ? ", debuginfo" + (ob.debug_file.empty() ? std::string() : " " + ob.debug_file) : ", no debuginfo");
+    o << ", " << (ob.has_symbols ? std::to_string(ob.symbol_count) + " symbols (" + t(ob.symtab_source) + ")" : "no symbols");
+    o << (ob.has_debuginfo ? ", debuginfo" + (ob.debug_file.empty() ? std::string() : " " + t(ob.debug_file)) : ", no debuginfo");
     o << ", " << ob.unresolved << "/" << ob.lookups << " unresolved";
-    if (!ob.problem.empty()) o << "\n      problem: " << ob.problem;
+    if (!ob.problem.empty()) o << "\n      problem: " << t(ob.problem);
     o << "\n";
   }
   report_fold_stats(cli.input, fo, st, std::cerr, false);

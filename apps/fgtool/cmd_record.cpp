@@ -5,13 +5,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "command.h"
 #include "diagnostics/input_error.h"
+#include "diagnostics/terminal_text.h"
 #include "record/perf_capabilities.h"
 #include "record/record_command.h"
 #include "record/subprocess.h"
@@ -91,37 +94,42 @@ int run_record(const std::vector<std::string>& all_args) {
   std::cerr << "fgtool record: " << fg::view_name(opt.view) << " view: " << env_text << fg::shell_line(perf_cmd)
             << std::endl;
   auto start = std::chrono::steady_clock::now();
-  int status = fg::run_inherited(perf_cmd);
+  fg::ChildStatus perf_status = fg::run_inherited(perf_cmd);
+  int status = perf_status.shell_status();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   struct stat st;
   bool have_data = opt.output != "-" && ::stat(opt.output.c_str(), &st) == 0 && st.st_size > 0;
   char line[256];
-  std::snprintf(line, sizeof line, "fgtool record: %s after %.1fs", status == 0 ? "done" : "finished", seconds);
+  std::snprintf(line, sizeof line, "fgtool record: %s after %.1fs", perf_status.ok() ? "done" : "finished", seconds);
   std::cerr << line;
-  if (status == 127) std::cerr << " (could not start " << perf_cmd[0] << ")";
-  else if (status > 128) std::cerr << " (killed by signal " << status - 128 << ")";
-  else if (status != 0) std::cerr << " (exit status " << status << ")";
-  if (have_data) std::cerr << "; wrote " << opt.output << " (" << (st.st_size + 1023) / 1024 << " KiB)";
+  if (!perf_status.started) std::cerr << " (could not start " << fg::terminal_safe(perf_cmd[0]) << ")";
+  else if (!perf_status.ok()) std::cerr << " (perf " << perf_status.describe() << ")";
+  if (have_data) std::cerr << "; wrote " << fg::terminal_safe(opt.output) << " (" << (st.st_size + 1023) / 1024 << " KiB)";
   std::cerr << std::endl;
 
   if (!svg.empty()) {
     if (!have_data) {
-      std::cerr << "fgtool record: no " << opt.output << " to render\n";
+      std::cerr << "fgtool record: no " << fg::terminal_safe(opt.output) << " to render\n";
       return status ? status : 1;
     }
     // Through the fgtool binary itself: fold (with the view's flags), then svg.
-    std::string folded = svg + ".folded.tmp";
+    // A random name made with O_EXCL (not a predictable "SVG.folded.tmp"
+    // that a planted symlink could redirect); fold replaces this file of ours.
+    std::string folded = svg + ".folded.XXXXXX";
+    int fd = ::mkstemp(folded.data());
+    if (fd < 0) throw fg::UsageError(svg + ": cannot create a temporary file beside it: " + std::strerror(errno));
+    ::close(fd);
     std::vector<std::string> fold = {self_exe(), "fold"};
     for (auto& a : builder.fold_arguments()) fold.push_back(a);
     fold.insert(fold.end(), {opt.output, "-o", folded});
-    int rc = fg::run_inherited(fold);
-    if (rc == 0) rc = fg::run_inherited({self_exe(), "svg", folded, "-o", svg});
+    fg::ChildStatus rc = fg::run_inherited(fold);
+    if (rc.ok()) rc = fg::run_inherited({self_exe(), "svg", folded, "-o", svg});
     std::remove(folded.c_str());
-    if (rc != 0) {
-      std::cerr << "fgtool record: rendering " << svg << " failed (status " << rc << ")\n";
-      return status ? status : rc;
+    if (!rc.ok()) {
+      std::cerr << "fgtool record: rendering " << fg::terminal_safe(svg) << " failed (" << rc.describe() << ")\n";
+      return status ? status : rc.shell_status();
     }
-    std::cerr << "fgtool record: wrote " << svg << "\n";
+    std::cerr << "fgtool record: wrote " << fg::terminal_safe(svg) << "\n";
   }
   return status;  // perf forwards the workload's exit status
 }

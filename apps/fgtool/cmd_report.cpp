@@ -10,6 +10,7 @@
 #include "command.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
+#include "diagnostics/terminal_text.h"
 #include "folded/profile_loader.h"
 #include "traces/onednn_verbose.h"  // traces helper: --onednn-verbose
 
@@ -40,8 +41,10 @@ int run_report(const std::vector<std::string>& args) {
   // ---- traces helper: oneDNN verbose logs (lib/traces/onednn_verbose.h) ----
   if (vm["onednn-verbose"].as<bool>()) {
     fg::OnednnVerboseStats st;
-    fg::OnednnSummary summary = fg::summarize_onednn_verbose(inputs, &st);
-    for (const auto& w : st.warnings()) std::cerr << "fgtool report: " << w << "\n";
+    fg::OnednnVerboseOptions oo;
+    oo.lenient = vm["lenient"].as<bool>();
+    fg::OnednnSummary summary = fg::summarize_onednn_verbose(inputs, &st, oo);
+    for (const auto& w : st.warnings()) std::cerr << "fgtool report: " << fg::terminal_safe(w) << "\n";
     fg::AtomicOutput out(output);
     if (format == "json") out.write(fg::format_onednn_summary_json(summary));
     else if (format == "csv") out.write(fg::format_onednn_summary_csv(summary));

@@ -21,7 +21,7 @@ int run_svg(const std::vector<std::string>& args) {
   std::vector<std::string> inputs;
   std::string output = "-";
   fg::SvgOptions svg;
-  bool flamechart = false, lenient = false;
+  bool flamechart = false, lenient = false, diff_input = false, no_diff_input = false;
   std::string rules_file;  // --colors category (lib/categories)
   po::options_description options("Options");
   options.add_options()
@@ -31,6 +31,11 @@ int run_svg(const std::vector<std::string>& args) {
       ("reverse", po::bool_switch(&svg.reverse), "reverse every stack (leaf first) before merging")
       ("flamechart", po::bool_switch(&flamechart), "flame chart: input order kept, no merging (time on x)")
       ("lenient", po::bool_switch(&lenient), "skip malformed lines and count them on stderr")
+      ("diff-input", po::bool_switch(&diff_input),
+       "the input is three-column 'stack countA countB' (difffolded.pl): draw the differential flamegraph. "
+       "Without it a file is read so when every line has two counts (never for stdin)")
+      ("no-diff-input", po::bool_switch(&no_diff_input), "read the input as plain folded stacks, even if every line "
+                                                         "ends in two numbers")
       ("rules", po::value(&rules_file), "with --colors category: a category rules file (see 'fgtool help rules')");
   fg::cli::add_svg_options(options, svg);
   po::positional_options_description positional;
@@ -38,6 +43,9 @@ int run_svg(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!fg::cli::parse_args("svg", args, options, positional, vm)) return 0;
   if (inputs.empty()) inputs.push_back("-");
+  if (diff_input && no_diff_input) throw fg::UsageError("--diff-input and --no-diff-input conflict");
+  if (diff_input && (inputs.size() != 1 || flamechart))
+    throw fg::UsageError("--diff-input takes one three-column file and no --flamechart");
   // "--colors category" colours frames by category (gemm, omp, ...; the
   // default for perf.data input); it is not a palette, so take it out first.
   bool by_category = svg.colors == "category";
@@ -59,7 +67,7 @@ int run_svg(const std::vector<std::string>& args) {
     for (const auto& in : inputs)
       fg::for_each_folded_line(in, [&](std::string_view stack, double w) { chart.add(stack, w); }, ro);
     chart.render(svg, doc);
-  } else if (inputs.size() == 1 && fg::looks_like_diff_folded(inputs[0])) {
+  } else if (diff_input || (!no_diff_input && inputs.size() == 1 && fg::looks_like_diff_folded(inputs[0]))) {
     // difffolded.pl output: draw the differential flamegraph, as flamegraph.pl does.
     fg::FoldedProfile a, b;
     fg::FoldedReadOptions ro;
@@ -104,6 +112,7 @@ fg::cli::Registration reg{fg::cli::CommandInfo{
     "  fgtool svg --flamechart --countname us trace.folded -o chart.svg\n"
     "  fgtool svg --hash --width 1800 --no-javascript x.folded -o static.svg\n"
     "  fgtool svg --colors category train.folded -o cat.svg  # gemm, omp, page-fault, ... with a legend\n"
+    "  fgtool diff --format folded a.folded b.folded | fgtool svg --diff-input > diff.svg\n"
     "In the browser: click to zoom, Ctrl-F to search (regex, or cat:NAME), the view is kept in the URL.\n",
     run_svg, 40}};
 

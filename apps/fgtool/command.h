@@ -36,8 +36,13 @@ bool parse_args(const std::string& command, const std::vector<std::string>& args
                 po::options_description& options, const po::positional_options_description& positional,
                 po::variables_map& vm);
 
+// Flushes std::cout and stdout; false (and a message) if anything written
+// to them failed.
+bool flush_stdout(std::string* error);
+
 // Runs fn, turning exceptions into one line on stderr ("fgtool CMD: message")
-// and the exit status: 1 for bad input, 2 for usage errors.
+// and the exit status: 1 for bad input, 2 for usage errors and for output
+// to stdout that could not be written.
 int guarded(const std::string& command, const std::function<int()>& fn);
 
 }  // namespace fg::cli

@@ -4,6 +4,7 @@
 
 #include "diagnostics/input_error.h"
 #include "diagnostics/progress.h"
+#include "diagnostics/terminal_text.h"
 
 namespace fg::cli {
 
@@ -124,8 +125,9 @@ FoldOptions to_fold_options(const FoldCliOptions& c, const po::variables_map&) {
 
 void report_fold_stats(const std::string& input, const FoldOptions& o, const FoldStats& s, std::ostream& err,
                        bool verbose) {
-  const std::string p = "fgtool: " + input + ": ";
-  for (const auto& w : s.warnings) err << p << "warning: " << w << "\n";
+  // Warnings quote the input (event names, paths): escaped for the terminal.
+  const std::string p = "fgtool: " + terminal_safe(input) + ": ";
+  for (const auto& w : s.warnings) err << p << "warning: " << terminal_safe(w) << "\n";
   if (s.lost_events || s.lost_samples)
     err << p << "perf lost " << s.lost_events << " events and " << s.lost_samples
         << " samples while recording (the profile under-counts; record with a lower -F or larger -m)\n";
@@ -150,7 +152,7 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
     }
   }
   if (verbose) {
-    err << p << s.samples << " samples, " << s.folded_samples << " folded (event " << (s.event.empty() ? "-" : s.event)
+    err << p << s.samples << " samples, " << s.folded_samples << " folded (event " << (s.event.empty() ? "-" : terminal_safe(s.event))
         << "), " << s.filtered_samples << " filtered, " << s.other_event_samples << " of other events; "
         << s.unique_raw_stacks << " distinct raw stacks, " << s.unique_frames << " distinct frames, " << s.unknown_frames
         << " of " << s.frames << " frames unresolved\n";

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "diagnostics/terminal_text.h"
 #include "fold/fold_perf_data.h"
 
 namespace {
@@ -29,11 +30,11 @@ void print_overview(std::ostream& out) {
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     print_overview(std::cout);
-    return argc < 2 ? 2 : 0;
+    return argc < 2 || !fg::cli::flush_stdout(nullptr) ? 2 : 0;
   }
   if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
     std::cout << "fgtool " FGTOOL_VERSION "\n";
-    return 0;
+    return fg::cli::flush_stdout(nullptr) ? 0 : 2;
   }
   // perf.data is an input of every command that reads profiles (svg, diff, report...).
   fg::register_perf_data_loader();
@@ -42,14 +43,14 @@ int main(int argc, char** argv) {
   if (name == "help") {
     if (args.empty()) {
       print_overview(std::cout);
-      return 0;
+      return fg::cli::flush_stdout(nullptr) ? 0 : 2;
     }
     name = args[0];
     args = {"--help"};
   }
   const fg::cli::CommandInfo* cmd = fg::cli::find_command(name);
   if (!cmd) {
-    std::cerr << "fgtool: unknown command '" << name << "' (see 'fgtool --help')\n";
+    std::cerr << "fgtool: unknown command '" << fg::terminal_safe(name) << "' (see 'fgtool --help')\n";
     return 2;
   }
   return fg::cli::guarded(name, [&] { return cmd->run(args); });

@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "diagnostics/csv_cell.h"
+#include "diagnostics/terminal_text.h"
+
 namespace fg {
 
 namespace {
@@ -180,7 +183,7 @@ std::string format_report_text(const CategoryReport& r) {
   out += "\n";
   double ro = r.resource.empty() ? 0 : r.resource.back().self, po = r.phase.empty() ? 0 : r.phase.back().self;
   out += "Left in other: resource " + pct(ro, r.total) + ", phase " + pct(po, r.total) + "\n";
-  return out;
+  return terminal_safe(out, true);  // names from the input reach a terminal
 }
 
 // ---- JSON ----
@@ -232,12 +235,9 @@ std::string format_report_json(const CategoryReport& r) {
 
 // ---- CSV ----
 
-static std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
+// Category and frame names come from the input: quoted and neutralised
+// against formula injection (diagnostics/csv_cell.h).
+static std::string csv_field(const std::string& s) { return csv_cell(s); }
 
 std::string format_report_csv(const CategoryReport& r) {
   // One flat table: section,kind,category,key,weight,share
@@ -328,7 +328,7 @@ std::string format_category_diff_text(const CategoryReport& a, const CategoryRep
     }
     out += "\n";
   }
-  return out;
+  return terminal_safe(out, true);  // names from the input reach a terminal
 }
 
 std::string format_category_diff_json(const CategoryReport& a, const CategoryReport& b) {

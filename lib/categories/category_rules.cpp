@@ -1,5 +1,7 @@
 #include "categories/category_rules.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,6 +17,7 @@ namespace {
 
 using nlohmann::json;
 
+constexpr size_t kMaxRulesFileBytes = size_t(16) << 20;
 constexpr size_t kMaxCategoriesPerKind = 63;  // + "other": one bit each in a uint64_t
 
 std::string rule_label(size_t index, const std::string& name) {
@@ -55,11 +58,22 @@ CategoryRules CategoryRules::effective(const std::string& user_rules_file) {
 }
 
 CategoryRules CategoryRules::load_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw InputError(path + ": is a directory, not a rules file (give the JSON file inside it)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot open rules file '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  // Read at most one byte past the limit: /dev/zero or a runaway file must
+  // not be read until memory runs out.
+  std::string text;
+  char block[1 << 16];
+  while (text.size() <= kMaxRulesFileBytes && in.read(block, sizeof block).gcount() > 0)
+    text.append(block, static_cast<size_t>(in.gcount()));
+  if (in.bad()) throw InputError(path + ": cannot read the rules file");
+  if (text.size() > kMaxRulesFileBytes)
+    throw InputError(path + ": rules file larger than " + std::to_string(kMaxRulesFileBytes >> 20) +
+                     " MiB; category rules are a few KiB of JSON");
+  return parse(text, path);
 }
 
 CategoryRules CategoryRules::parse(std::string_view text, const std::string& source) {

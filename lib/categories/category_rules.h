@@ -46,6 +46,8 @@ class CategoryRules {
   // Parses a rules document; `source` names it in errors. Throws InputError
   // naming the rule and the problem ("rules.json: rule 3 'gemm': ...").
   static CategoryRules parse(std::string_view json_text, const std::string& source);
+  // Reads and parses a rules file: a directory, or a file over 16 MiB (e.g.
+  // /dev/zero), is an InputError naming it, not a JSON error or a runaway read.
   static CategoryRules load_file(const std::string& path);
 
   // The effective rules after applying a user's file: its rules come first (so

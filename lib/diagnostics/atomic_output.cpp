@@ -1,5 +1,6 @@
 #include "diagnostics/atomic_output.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -64,7 +66,62 @@ void untrack_tmp(const char* path) {
   }
 }
 
+OutputPolicy& policy_storage() {
+  static OutputPolicy p;
+  return p;
+}
+
+// Follows symlinks the way open(O_CREAT) would, including a dangling last
+// link (its target is the file to create), so that the temporary file lives
+// beside the real target and the link itself is kept.
+std::string follow_links(const std::string& path) {
+  std::string p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+    std::string link(4096, '\0');
+    ssize_t n = ::readlink(p.c_str(), link.data(), link.size());
+    if (n <= 0 || size_t(n) >= link.size()) return p;
+    link.resize(size_t(n));
+    if (link[0] == '/') {
+      p = link;
+    } else {
+      size_t slash = p.rfind('/');
+      p = (slash == std::string::npos ? std::string() : p.substr(0, slash + 1)) + link;
+    }
+  }
+  throw UsageError(path + ": too many levels of symbolic links");
+}
+
+mode_t current_umask() {
+  // /proc keeps this thread-safe; umask() itself can only be read by setting it.
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    unsigned m = 0;
+    bool found = false;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "Umask: %o", &m) == 1) {
+        found = true;
+        break;
+      }
+    std::fclose(f);
+    if (found) return static_cast<mode_t>(m);
+  }
+  mode_t m = ::umask(022);
+  ::umask(m);
+  return m;
+}
+
+std::string octal_mode(mode_t m) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%04o", unsigned(m & 07777));
+  return b;
+}
+
 }  // namespace
+
+void set_output_policy(OutputPolicy policy) { policy_storage() = std::move(policy); }
+const OutputPolicy& output_policy() { return policy_storage(); }
 
 AtomicOutput::AtomicOutput(std::string path) : path_(std::move(path)) {
   if (path_ == "-") {
@@ -72,29 +129,64 @@ AtomicOutput::AtomicOutput(std::string path) : path_(std::move(path)) {
     file_ = stdout;
     return;
   }
+  if (path_.empty()) throw UsageError("empty output file name");
+  target_ = follow_links(path_);
   struct stat st {};
-  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+  bool exists = ::stat(target_.c_str(), &st) == 0;
+  if (exists) {
+    // Replacing an input would destroy the data being read (fgtool fold
+    // rec.data -o rec.data); compare inodes so other spellings and hard
+    // links are caught too.
+    for (const auto& in : output_policy().inputs) {
+      struct stat ist {};
+      if (in == "-" || ::stat(in.c_str(), &ist) != 0) continue;
+      if (ist.st_dev == st.st_dev && ist.st_ino == st.st_ino)
+        throw UsageError(path_ + ": is also an input of this command (" + in +
+                         "); refusing to overwrite it, choose another output name");
+    }
+  }
+  if (exists && !S_ISREG(st.st_mode)) {
     // A device, FIFO or the like (-o /dev/null, -o /dev/stdout, a named
     // pipe): renaming over it would replace the node, so write to it directly.
-    file_ = std::fopen(path_.c_str(), "wb");
+    file_ = std::fopen(target_.c_str(), "wb");
     if (!file_) throw UsageError(path_ + ": cannot open: " + std::strerror(errno));
     direct_ = true;
     return;
   }
-  // Through a symlink, the file it points to is replaced, not the link.
-  if (char* real = ::realpath(path_.c_str(), nullptr)) {
-    target_ = real;
-    std::free(real);
-  } else {
-    target_ = path_;
+  mode_t mode = 0666 & ~current_umask();
+  if (exists) {
+    // rename() would replace a file its owner made read-only (or one we may
+    // not write) without asking; cp and shell redirection refuse.
+    bool read_only = (st.st_mode & 0222) == 0 || ::access(target_.c_str(), W_OK) != 0;
+    if (read_only && !output_policy().force)
+      throw UsageError(path_ + ": the output file is read-only (mode " + octal_mode(st.st_mode) +
+                       "); give --force to replace it");
+    mode = st.st_mode & 07777;  // the replacement keeps the file's permissions (0600 stays 0600)
   }
-  tmp_ = target_ + ".tmp." + std::to_string(getpid());
+  // A random name created with O_EXCL: a file or symlink planted under a
+  // predictable name cannot redirect the write.
+  tmp_ = target_ + ".tmp.XXXXXX";
   // Tracked before it exists, so a signal at any point after creation removes it.
   install_cleanup_handlers();
   track_tmp(tmp_.c_str());
-  file_ = std::fopen(tmp_.c_str(), "wb");
+  int fd = ::mkostemp(tmp_.data(), O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    untrack_tmp(tmp_.c_str());
+    throw UsageError(path_ + ": cannot create: " + std::strerror(e));
+  }
+  if (::fchmod(fd, mode) != 0) {
+    int e = errno;
+    ::close(fd);
+    ::unlink(tmp_.c_str());
+    untrack_tmp(tmp_.c_str());
+    throw UsageError(path_ + ": cannot set the mode of the temporary file: " + std::strerror(e));
+  }
+  file_ = ::fdopen(fd, "wb");
   if (!file_) {
     int e = errno;
+    ::close(fd);
+    ::unlink(tmp_.c_str());
     untrack_tmp(tmp_.c_str());
     throw UsageError(path_ + ": cannot create: " + std::strerror(e));
   }

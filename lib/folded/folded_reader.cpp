@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "diagnostics/input_error.h"
+#include "diagnostics/terminal_text.h"
 #include "folded/input_stream.h"
 
 namespace fg {
@@ -140,6 +141,12 @@ class LineParser {
       stack = stack_a;
     }
     if (stack.size() == 0) return malformed(line_no, "empty stack before the count");
+    // Each count is finite, but their sum can pass the largest double and
+    // turn every total and share into inf and NaN: refuse at the line that does it.
+    if (!std::isfinite(sum_a_ + count) || !std::isfinite(sum_b_ + count_b))
+      return malformed(line_no, "the counts up to this line sum past the largest number fgtool can hold (about 1.8e308)");
+    sum_a_ += count;
+    sum_b_ += count_b;
     ++stats.stacks;
     if (sink) {
       (*sink)(clamp_for_sink(stack), count);
@@ -206,7 +213,7 @@ class LineParser {
 
   void warn(const std::string& msg) {
     if (options_.warn) options_.warn(msg);
-    else std::cerr << "fgtool: warning: " << msg << "\n";
+    else std::cerr << "fgtool: warning: " << terminal_safe(msg) << "\n";
   }
 
   FoldedReadStats stats;
@@ -242,6 +249,7 @@ class LineParser {
 
   std::string name_;
   std::string clamped_;
+  double sum_a_ = 0, sum_b_ = 0;
   const FoldedReadOptions& options_;
   PathInserter a_;
   std::unique_ptr<PathInserter> b_;
@@ -261,15 +269,19 @@ FoldedReadStats read_stream(const std::string& path, const FoldedReadOptions& op
 FoldedReadStats read_text(std::string_view text, const std::string& name, const FoldedReadOptions& options,
                           FoldedProfile& a, FoldedProfile* b) {
   LineParser parser(name, options, a, b);
+  parser.stats.bytes = text.size();
+  // The same line rules as for_each_line: a leading BOM dropped, CR-only files split at '\r'.
+  if (text.substr(0, 3) == line_detail::kUtf8Bom) text.remove_prefix(3);
+  char delim = '\n';
+  line_detail::detect_line_end(text, true, delim);
   uint64_t no = 0;
   size_t pos = 0;
   while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
+    size_t nl = text.find(delim, pos);
     if (nl == std::string_view::npos) nl = text.size();
     parser.line(text.substr(pos, nl - pos), ++no);
     pos = nl + 1;
   }
-  parser.stats.bytes = text.size();
   parser.finish();
   return parser.stats;
 }
@@ -302,51 +314,61 @@ FoldedReadStats read_diff_folded_text(std::string_view text, const std::string& 
   return read_text(text, name, options, a, &b);
 }
 
+namespace {
+
+// 1 if the line is "STACK COUNT COUNT", 0 if it is anything else, -1 if blank.
+int three_column_line(std::string_view s) {
+  if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  size_t first = 0;
+  while (first < s.size() && is_space(s[first])) ++first;
+  if (first == s.size()) return -1;
+  double v;
+  for (int col = 0; col < 2; ++col) {
+    size_t p = s.size();
+    while (p > 0 && !is_space(s[p - 1])) --p;
+    if (p == 0 || !parse_count(s.substr(p), v)) return 0;
+    while (p > 0 && is_space(s[p - 1])) --p;
+    s = s.substr(0, p);
+  }
+  return s.empty() ? 0 : 1;
+}
+
+}  // namespace
+
 bool looks_like_diff_folded_text(std::string_view text) {
+  if (text.substr(0, 3) == line_detail::kUtf8Bom) text.remove_prefix(3);
+  char delim = '\n';
+  line_detail::detect_line_end(text, true, delim);
+  bool any = false;
   size_t pos = 0;
   while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    bool complete = nl != std::string_view::npos;
-    if (!complete) nl = text.size();
-    std::string_view s = text.substr(pos, nl - pos);
+    size_t nl = text.find(delim, pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    int kind = three_column_line(text.substr(pos, nl - pos));
     pos = nl + 1;
-    if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    size_t first = 0;
-    while (first < s.size() && is_space(s[first])) ++first;
-    if (first == s.size()) continue;
-    // Two trailing counts, with a stack before them.
-    double v;
-    for (int col = 0; col < 2; ++col) {
-      size_t p = s.size();
-      while (p > 0 && !is_space(s[p - 1])) --p;
-      if (p == 0 || !parse_count(s.substr(p), v)) return false;
-      while (p > 0 && is_space(s[p - 1])) --p;
-      s = s.substr(0, p);
-    }
-    return !s.empty();
+    if (kind == 0) return false;
+    any = any || kind == 1;
   }
-  return false;
+  return any;
 }
 
 bool looks_like_diff_folded(const std::string& path) {
   if (path == "-") return false;
   try {
+    // The whole file, stopping at the first line that is not three-column:
+    // ordinary folded files stop at once, and a folded file whose first
+    // stack happens to end in a number ("train;epoch 1 100") is not
+    // mistaken for difffolded output by its first line.
     InputStream in(path);
-    std::string head(64 << 10, '\0');
-    size_t have = 0;
-    while (have < head.size()) {
-      size_t n = in.read(head.data() + have, head.size() - have);
-      if (n == 0) break;
-      have += n;
-      if (head.find('\n', have - n) != std::string::npos && head.find_first_not_of(" \t\r\n") < have) {
-        // Stop once a complete non-blank line is in.
-        size_t nb = head.find_first_not_of(" \t\r\n");
-        if (head.find('\n', nb) < have) break;
-      }
-    }
-    head.resize(have);
-    return looks_like_diff_folded_text(head);
+    bool any = false, all = true;
+    for_each_line(in, [&](std::string_view line, uint64_t) {
+      int kind = three_column_line(line);
+      if (kind == 0) all = false;
+      any = any || kind == 1;
+      return all;
+    });
+    return any && all;
   } catch (const InputError&) {
     return false;
   }

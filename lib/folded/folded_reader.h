@@ -54,8 +54,11 @@ FoldedReadStats read_diff_folded(const std::string& path, FoldedProfile& a, Fold
 FoldedReadStats read_diff_folded_text(std::string_view text, const std::string& name, FoldedProfile& a,
                                       FoldedProfile& b, const FoldedReadOptions& options = {});
 
-// Whether the first non-blank line of a file ends in two counts (the
-// three-column form). Reads only the start of the file; false for "-".
+// Whether a file is in the three-column form: every non-blank line ends in
+// two counts (there is at least one). One folded line whose stack ends in a
+// number ("train;epoch 1 100") does not make a file three-column; the scan
+// stops at the first line that is not. False for "-" (it cannot be read
+// twice): give --diff-input to `fgtool svg` there.
 bool looks_like_diff_folded(const std::string& path);
 bool looks_like_diff_folded_text(std::string_view text);
 

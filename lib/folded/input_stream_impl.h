@@ -4,11 +4,54 @@
 
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "diagnostics/input_error.h"
 
 namespace fg {
+
+namespace line_detail {
+
+// Which byte ends a line, decided from the first line terminator of the
+// input: '\n' (Unix, and CRLF whose '\r' the readers strip), or '\r' for
+// the CR-only files old Mac tools and some editors write (split on '\n'
+// they would be one line). Returns false while the start of `text` cannot
+// tell yet (no terminator, or a '\r' as its last byte and more may come).
+inline bool detect_line_end(std::string_view text, bool at_end, char& delim) {
+  const void* nl = std::memchr(text.data(), '\n', text.size());
+  const void* cr = std::memchr(text.data(), '\r', text.size());
+  if (!cr) {
+    delim = '\n';
+    return nl != nullptr || at_end;
+  }
+  size_t c = static_cast<const char*>(cr) - text.data();
+  if (nl && static_cast<const char*>(nl) < static_cast<const char*>(cr)) {
+    delim = '\n';
+    return true;
+  }
+  if (c + 1 < text.size()) {
+    delim = text[c + 1] == '\n' ? '\n' : '\r';
+    return true;
+  }
+  delim = '\r';
+  return at_end;
+}
+
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+// fn may return void, or bool (false stops the loop early).
+template <class LineFn>
+bool call(LineFn& fn, std::string_view line, uint64_t no) {
+  if constexpr (std::is_same_v<std::invoke_result_t<LineFn&, std::string_view, uint64_t>, bool>) {
+    return fn(line, no);
+  } else {
+    fn(line, no);
+    return true;
+  }
+}
+
+}  // namespace line_detail
 
 template <class LineFn>
 uint64_t for_each_line(InputStream& in, LineFn&& fn) {
@@ -17,8 +60,10 @@ uint64_t for_each_line(InputStream& in, LineFn&& fn) {
   // 16 MiB; 64 MiB bounds the buffer a hostile single-line file can grow.
   constexpr size_t kMaxLine = size_t(64) << 20;
   std::vector<char> buf(kBlock);
-  size_t have = 0, scanned = 0;  // bytes in buf; bytes known to hold no '\n'
+  size_t have = 0, scanned = 0;  // bytes in buf; bytes known to hold no line end
   uint64_t line_no = 0, total = 0;
+  bool bom_checked = false, delim_known = false;
+  char delim = '\n';
   for (;;) {
     if (have == buf.size()) {
       if (buf.size() >= kMaxLine)
@@ -27,18 +72,29 @@ uint64_t for_each_line(InputStream& in, LineFn&& fn) {
     }
     size_t n = in.read(buf.data() + have, buf.size() - have);
     total += n;
+    have += n;
+    // A UTF-8 byte-order mark (Windows editors write one) is not part of the
+    // first frame name.
+    if (!bom_checked && (have >= 3 || n == 0)) {
+      bom_checked = true;
+      if (std::string_view(buf.data(), have).substr(0, 3) == line_detail::kUtf8Bom) {
+        std::memmove(buf.data(), buf.data() + 3, have - 3);
+        have -= 3;
+      }
+    }
+    if (!delim_known) delim_known = line_detail::detect_line_end(std::string_view(buf.data(), have), n == 0, delim);
     if (n == 0) {
-      if (have) fn(std::string_view(buf.data(), have), ++line_no);
+      if (have) line_detail::call(fn, std::string_view(buf.data(), have), ++line_no);
       return total;
     }
-    have += n;
+    if (!delim_known || !bom_checked) continue;
     const char* base = buf.data();
     size_t pos = 0;
     const char* scan = base + scanned;
     for (;;) {
-      const char* nl = static_cast<const char*>(std::memchr(scan, '\n', base + have - scan));
+      const char* nl = static_cast<const char*>(std::memchr(scan, delim, base + have - scan));
       if (!nl) break;
-      fn(std::string_view(base + pos, nl - (base + pos)), ++line_no);
+      if (!line_detail::call(fn, std::string_view(base + pos, nl - (base + pos)), ++line_no)) return total;
       pos = nl - base + 1;
       scan = nl + 1;
     }

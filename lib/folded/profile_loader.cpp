@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <mutex>
 
+#include "diagnostics/input_error.h"
 #include "folded/folded_reader.h"
 
 namespace fg {
@@ -48,11 +50,21 @@ const ProfileLoader* find_profile_loader(std::string_view head) {
   return nullptr;
 }
 
+namespace {
+// Every weight is finite, but a sum can still pass the largest double (the
+// folded reader says at which line; other inputs and merges are caught here).
+void check_total(const FoldedProfile& p, const std::string& path) {
+  if (!std::isfinite(p.total()))
+    throw InputError(path + ": the counts sum past the largest number fgtool can hold (about 1.8e308)");
+}
+}  // namespace
+
 void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options) {
   if (path != "-") {
     std::string head = read_file_head(path);
     if (const ProfileLoader* l = find_profile_loader(head)) {
       l->load(path, into, options);
+      check_total(into, path);
       return;
     }
   }
@@ -60,6 +72,7 @@ void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoa
   ro.lenient = options.lenient;
   ro.warn = options.warn;
   read_folded(path, into, ro);
+  check_total(into, path);
 }
 
 FoldedProfile load_profile(const std::string& path, const ProfileLoadOptions& options) {
@@ -78,6 +91,7 @@ FoldedProfile load_profiles(const std::vector<std::string>& paths, const Profile
       FoldedProfile p = load_profile(in, options);
       profile.merge(p);
       profile.units = p.units;
+      check_total(profile, in + " (with the inputs before it)");
     }
     if (label) *label += (label->empty() ? "" : " + ") + in;
   }

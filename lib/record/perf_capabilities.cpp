@@ -3,7 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "record/subprocess.h"
 
@@ -80,13 +83,55 @@ std::string PerfCapabilities::explain_perf_event_open(const std::string& perf_ou
   return s;
 }
 
+PerfCapabilities::TracefsState PerfCapabilities::tracefs_state(const std::string& mounts) {
+  TracefsState st;
+  std::istringstream in(mounts);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string dev, dir, type;
+    if (!(f >> dev >> dir >> type)) continue;
+    std::string root;
+    if (type == "tracefs") root = dir;
+    else if (type == "debugfs") root = dir + "/tracing";
+    else continue;
+    // Prefer the first mount whose event is reachable; else keep the first seen.
+    struct stat sb;
+    int err = ::stat((root + "/events/sched/sched_switch").c_str(), &sb) == 0 ? 0 : errno;
+    if (st.mount_point.empty() || (err == 0 && st.error != 0)) {
+      st.mount_point = root;
+      st.error = err;
+    }
+  }
+  return st;
+}
+
+std::string PerfCapabilities::explain_tracefs(const TracefsState& state) {
+  if (state.mount_point.empty())
+    return ": tracefs is not mounted (no tracefs in /proc/self/mounts).\n"
+           "  Mount it:  sudo mount -t tracefs nodev /sys/kernel/tracing\n"
+           "  (older kernels: sudo mount -t debugfs nodev /sys/kernel/debug)\n";
+  if (state.error == EACCES || state.error == EPERM)
+    return ": tracefs is mounted at " + state.mount_point +
+           " but this user may not read it (permission denied).\n"
+           "  Allow read access:  sudo chmod -R o+rX " + state.mount_point +
+           "  (or mount it with -o mode=755)\n";
+  if (state.error != 0)
+    return ": tracefs is mounted at " + state.mount_point + " but " + state.mount_point +
+           "/events/sched/sched_switch cannot be reached (" + std::strerror(state.error) +
+           "): this kernel may lack the sched tracepoints.\n";
+  return " (tracefs is at " + state.mount_point + ").\n";
+}
+
 std::string PerfCapabilities::explain_tracepoints(const std::string& perf_output) {
   std::string s = "the sched:sched_switch tracepoint is not available to perf";
   std::string dir = tracefs_sched_switch_dir();
   if (dir.empty()) {
-    s += ": tracefs is not mounted (no /sys/kernel/tracing/events/sched).\n"
-         "  Mount it:  sudo mount -t tracefs nodev /sys/kernel/tracing\n"
-         "  (older kernels: sudo mount -t debugfs nodev /sys/kernel/debug)\n";
+    std::ifstream in("/proc/self/mounts");
+    std::stringstream mounts;
+    mounts << in.rdbuf();
+    TracefsState state = tracefs_state(mounts.str());
+    s += explain_tracefs(state);
+    if (!state.mount_point.empty()) dir = state.mount_point;
   } else {
     s += " (tracefs is at " + dir + ").\n";
   }

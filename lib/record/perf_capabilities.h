@@ -32,6 +32,17 @@ class PerfCapabilities {
   // The tracefs directory holding events/sched/sched_switch, or empty.
   static std::string tracefs_sched_switch_dir();
 
+  // Where tracefs is mounted and whether this process can reach its
+  // sched_switch event: "not mounted" and "mounted but unreadable" need
+  // different fixes. `mounts` is /proc/self/mounts text.
+  struct TracefsState {
+    std::string mount_point;  // empty: no tracefs (or debugfs tracing) mount
+    int error = 0;            // errno reaching MOUNT/events/sched/sched_switch; 0 = reachable
+  };
+  static TracefsState tracefs_state(const std::string& mounts);
+  // The first lines of explain_tracepoints for that state.
+  static std::string explain_tracefs(const TracefsState& state);
+
  private:
   std::string perf_;
 };

@@ -24,21 +24,38 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   return v;
 }
 
-int decode_status(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
-int wait_for(pid_t pid) {
+ChildStatus wait_for(pid_t pid) {
+  ChildStatus c;
+  c.started = true;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 1;
+    if (errno != EINTR) {
+      c.exit_code = 1;  // lost track of it (ECHILD): not a success
+      return c;
+    }
   }
-  return decode_status(status);
+  if (WIFEXITED(status)) c.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) c.signal = WTERMSIG(status);
+  else c.exit_code = 1;
+  return c;
 }
 
 }  // namespace
+
+int ChildStatus::shell_status() const {
+  if (!started) return 127;
+  if (signal) return 128 + signal;
+  return exit_code;
+}
+
+std::string ChildStatus::describe() const {
+  if (!started) return "could not be started";
+  if (signal) {
+    const char* name = ::strsignal(signal);
+    return "killed by signal " + std::to_string(signal) + (name ? std::string(" (") + name + ")" : std::string());
+  }
+  return "exit status " + std::to_string(exit_code);
+}
 
 std::string find_in_path(const std::string& name) {
   auto executable = [](const std::string& p) {
@@ -88,12 +105,12 @@ SubprocessResult run_captured(const std::vector<std::string>& argv) {
     if (r.output.size() < (64u << 10)) r.output.append(buf, size_t(n));
   }
   close(fds[0]);
-  r.status = wait_for(pid);
+  r.status = wait_for(pid).shell_status();
   return r;
 }
 
-int run_inherited(const std::vector<std::string>& argv) {
-  if (argv.empty()) return 127;
+ChildStatus run_inherited(const std::vector<std::string>& argv) {
+  if (argv.empty()) return ChildStatus{};
   auto args = c_argv(argv);
   struct sigaction ignore {}, old_int {}, old_term {}, old_quit {};
   ignore.sa_handler = SIG_IGN;
@@ -114,7 +131,7 @@ int run_inherited(const std::vector<std::string>& argv) {
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
   posix_spawnattr_destroy(&attr);
-  int status = rc == 0 ? wait_for(pid) : 127;
+  ChildStatus status = rc == 0 ? wait_for(pid) : ChildStatus{};
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);

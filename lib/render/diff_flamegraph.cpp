@@ -7,6 +7,7 @@
 
 #include "folded/folded_writer.h"
 #include "render/svg_document.h"
+#include "diagnostics/terminal_text.h"
 
 namespace fg {
 
@@ -231,7 +232,7 @@ std::string diff_top_table(const DiffProfile& d, size_t n, const std::string& co
       out += '\n';
     }
   }
-  return out;
+  return terminal_safe(out, true);  // names from the input reach a terminal
 }
 
 }  // namespace fg

@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "collapse/line_reader.h"
+#include "diagnostics/csv_cell.h"
 #include "diagnostics/input_error.h"
 #include "folded/input_stream.h"
+#include "diagnostics/terminal_text.h"
 
 namespace fg {
 
@@ -177,7 +179,7 @@ std::vector<std::string> OnednnVerboseStats::warnings() const {
 }
 
 void read_onednn_verbose(const std::string& path, const std::function<void(const OnednnExec&)>& fn,
-                         OnednnVerboseStats* stats) {
+                         OnednnVerboseStats* stats, const OnednnVerboseOptions& options) {
   OnednnVerboseStats local;
   OnednnVerboseStats& st = stats ? *stats : local;
   st = OnednnVerboseStats{};
@@ -215,9 +217,13 @@ void read_onednn_verbose(const std::string& path, const std::function<void(const
     throw InputError(in.name() + ": no oneDNN verbose lines (onednn_verbose,... dnnl_verbose,... mkldnn_verbose,...) "
                                  "in " + std::to_string(st.lines) + " lines: run with ONEDNN_VERBOSE=1 "
                                  "(DNNL_VERBOSE=1, MKLDNN_VERBOSE=1 for older versions)");
+  if (st.malformed && !st.exec_lines && !options.lenient)
+    throw InputError(st.first_malformed + " (all " + std::to_string(st.malformed) +
+                     " exec lines are malformed: nothing could be read)");
 }
 
-FoldedProfile fold_onednn_verbose(const std::string& path, OnednnVerboseStats* stats) {
+FoldedProfile fold_onednn_verbose(const std::string& path, OnednnVerboseStats* stats,
+                                  const OnednnVerboseOptions& options) {
   FoldedProfile profile;
   std::vector<int64_t> self_ns;  // per node, summed as integers so weights carry no float noise
   read_onednn_verbose(
@@ -230,14 +236,15 @@ FoldedProfile fold_onednn_verbose(const std::string& path, OnednnVerboseStats* s
         if (nodes[2] >= self_ns.size()) self_ns.resize(std::max<size_t>(nodes[2] + 1, self_ns.size() * 2), 0);
         self_ns[nodes[2]] += std::llround(e.time_ms * 1e6);
       },
-      stats);
+      stats, options);
   for (NodeId n = 0; n < self_ns.size(); ++n)
     if (self_ns[n] > 0) profile.add_self(n, double(self_ns[n]) / 1000.0);
   profile.units = "us";
   return profile;
 }
 
-OnednnSummary summarize_onednn_verbose(const std::vector<std::string>& paths, OnednnVerboseStats* stats) {
+OnednnSummary summarize_onednn_verbose(const std::vector<std::string>& paths, OnednnVerboseStats* stats,
+                                       const OnednnVerboseOptions& options) {
   struct Acc {
     uint64_t count = 0;
     int64_t ns = 0;
@@ -261,7 +268,7 @@ OnednnSummary summarize_onednn_verbose(const std::vector<std::string>& paths, On
           a.ns += ns;
           s.count++;
         },
-        &st);
+        &st, options);
     total.lines += st.lines;
     total.exec_lines += st.exec_lines;
     total.other_verbose += st.other_verbose;
@@ -302,12 +309,9 @@ std::string pad(std::string s, size_t w, bool right = false) {
   if (s.size() >= w) return s;
   return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
 }
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
+// Primitive and implementation names come from the log: neutralised
+// against formula injection (diagnostics/csv_cell.h).
+std::string csv_field(const std::string& s) { return csv_cell(s); }
 }  // namespace
 
 std::string format_onednn_summary_text(const OnednnSummary& s) {
@@ -331,7 +335,7 @@ std::string format_onednn_summary_text(const OnednnSummary& s) {
            pad(pct(r.us, prim_us), 9, true) + pad(pct(r.us, s.total_us), 8, true) +
            pad(std::to_string(r.count), 9, true) + "\n";
   }
-  return out;
+  return terminal_safe(out, true);  // names from the input reach a terminal
 }
 
 std::string format_onednn_summary_json(const OnednnSummary& s) {

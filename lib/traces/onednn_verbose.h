@@ -51,7 +51,11 @@ class OnednnVerboseParser {
 };
 
 struct OnednnVerboseOptions {
-  bool lenient = false;  // unused for now: malformed exec lines are always counted, never fatal
+  // Malformed exec lines are counted and skipped either way (a log mixes
+  // many oneDNN versions' lines). Strict (the default) still fails when the
+  // log has exec lines and not one of them parses: that is not a profile of
+  // nothing, it is a log fgtool cannot read. Lenient accepts it, empty.
+  bool lenient = false;
 };
 
 struct OnednnVerboseStats {
@@ -62,12 +66,14 @@ struct OnednnVerboseStats {
 };
 
 // Calls fn for every exec line of `path` ("-" = stdin; gzip is recognised).
-// Throws InputError when the file has no verbose lines at all.
+// Throws InputError when the file has no verbose lines at all, and (unless
+// lenient) when every exec line in it is malformed.
 void read_onednn_verbose(const std::string& path, const std::function<void(const OnednnExec&)>& fn,
-                         OnednnVerboseStats* stats = nullptr);
+                         OnednnVerboseStats* stats = nullptr, const OnednnVerboseOptions& options = {});
 
 // "primitive;implementation;problem" stacks, weights in microseconds.
-FoldedProfile fold_onednn_verbose(const std::string& path, OnednnVerboseStats* stats = nullptr);
+FoldedProfile fold_onednn_verbose(const std::string& path, OnednnVerboseStats* stats = nullptr,
+                                  const OnednnVerboseOptions& options = {});
 
 // Time per primitive kind and per implementation of each kind.
 struct OnednnSummary {
@@ -82,7 +88,8 @@ struct OnednnSummary {
   std::vector<Row> primitives;       // by time, largest first
   std::vector<Row> implementations;  // by primitive (in the order above), then time
 };
-OnednnSummary summarize_onednn_verbose(const std::vector<std::string>& paths, OnednnVerboseStats* stats = nullptr);
+OnednnSummary summarize_onednn_verbose(const std::vector<std::string>& paths, OnednnVerboseStats* stats = nullptr,
+                                       const OnednnVerboseOptions& options = {});
 std::string format_onednn_summary_text(const OnednnSummary& s);
 std::string format_onednn_summary_json(const OnednnSummary& s);
 std::string format_onednn_summary_csv(const OnednnSummary& s);

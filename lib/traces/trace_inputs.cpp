@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "diagnostics/terminal_text.h"
 #include "folded/profile_loader.h"
 #include "traces/chrome_trace.h"
 #include "traces/onednn_verbose.h"
@@ -21,7 +22,9 @@ FoldedProfile fold_trace_input(const std::string& path, TraceInputKind kind, con
   FoldedProfile p;
   if (kind == TraceInputKind::OnednnVerbose) {
     OnednnVerboseStats st;
-    p = fold_onednn_verbose(path, &st);
+    OnednnVerboseOptions o;
+    o.lenient = options.lenient;
+    p = fold_onednn_verbose(path, &st, o);
     warnings = st.warnings();
   } else {
     ChromeTraceOptions o;
@@ -34,7 +37,7 @@ FoldedProfile fold_trace_input(const std::string& path, TraceInputKind kind, con
   }
   for (const auto& w : warnings) {
     if (warn) warn(w);
-    else std::fprintf(stderr, "fgtool: %s: %s\n", path.c_str(), w.c_str());
+    else std::fprintf(stderr, "fgtool: %s: %s\n", terminal_safe(path).c_str(), terminal_safe(w).c_str());
   }
   return p;
 }
@@ -49,7 +52,7 @@ void register_trace_loaders() {
       o.lenient = lo.lenient;
       FoldedProfile p = fold_trace_input(path, kind, o, [&](const std::string& w) {
         if (lo.warn) lo.warn(w);
-        else std::fprintf(stderr, "fgtool: %s: %s\n", path.c_str(), w.c_str());
+        else std::fprintf(stderr, "fgtool: %s: %s\n", terminal_safe(path).c_str(), terminal_safe(w).c_str());
       });
       into.merge(p);
       into.units = p.units;

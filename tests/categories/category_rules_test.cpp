@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnostics/input_error.h"
+#include "test_support.h"
 
 using namespace fg;
 
@@ -253,3 +254,37 @@ TEST(CategoryRules, MalformedFilesNameTheRuleAndTheProblem) {
     EXPECT_EQ(err.find('\n'), std::string::npos) << err;  // one line
   }
 }
+
+namespace {
+
+// --rules names a file; a directory, /dev/zero or a huge file is a clear
+// error naming it (not "not valid JSON", not a read until memory runs out).
+TEST(CategoryRules, RulesFileThatIsNotAFile) {
+  std::string dir = fg::test::temp_dir();
+  auto error_of = [](const std::string& path) -> std::string {
+    try {
+      CategoryRules::load_file(path);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(dir), dir + ": is a directory, not a rules file (give the JSON file inside it)");
+  EXPECT_EQ(error_of("/dev/zero"), "/dev/zero: rules file larger than 16 MiB; category rules are a few KiB of JSON");
+  fg::test::write_file(dir + "/big.json", "{\"rules\": [], \"comment\": \"" + std::string(17 << 20, 'x') + "\"}");
+  EXPECT_NE(error_of(dir + "/big.json").find("larger than 16 MiB"), std::string::npos);
+  // Just under the limit is read.
+  fg::test::write_file(dir + "/ok.json", "{\"rules\": [], \"comment\": \"" + std::string(1 << 20, 'x') + "\"}");
+  EXPECT_EQ(error_of(dir + "/ok.json"), "");
+
+  std::string bin = fg::test::shell_quote(fg::test::fgtool_bin());
+  std::string in = fg::test::shell_quote(fg::test::testdata("folded/small.folded"));
+  for (const std::string& rules : {dir, std::string("/dev/zero")}) {
+    fg::test::CommandResult r = fg::test::run_shell("ulimit -v 1000000; " + bin + " report " + in + " --rules " + rules);
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err.find("not valid JSON"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(rules + ": "), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace

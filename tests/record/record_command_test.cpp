@@ -1,11 +1,16 @@
 // The perf command lines `fgtool record` builds for each view.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdlib>
 
 #include "diagnostics/input_error.h"
 #include "record/record_command.h"
+#include "record/perf_capabilities.h"
 #include "record/subprocess.h"
+#include "test_support.h"
 
 namespace {
 
@@ -78,9 +83,63 @@ TEST(Subprocess, CapturesStatusAndOutput) {
   EXPECT_NE(r.output.find("out"), std::string::npos);
   EXPECT_NE(r.output.find("err"), std::string::npos);
   EXPECT_EQ(fg::run_captured({"/nonexistent/program"}).status, 127);
-  EXPECT_EQ(fg::run_inherited({"sh", "-c", "kill -9 $$"}), 128 + 9);
+  fg::ChildStatus killed = fg::run_inherited({"sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(killed.signal, 9);
+  EXPECT_EQ(killed.shell_status(), 128 + 9);
+  EXPECT_EQ(killed.describe().rfind("killed by signal 9", 0), 0u) << killed.describe();
   EXPECT_FALSE(fg::find_in_path("sh").empty());
   EXPECT_TRUE(fg::find_in_path("no-such-program-fgtool").empty());
+}
+
+// perf exits with 255 on many errors: that is an exit status, not
+// "killed by signal 127" (the 128+N reading of a plain int).
+TEST(Subprocess, ExitStatusAbove128IsNotASignal) {
+  fg::ChildStatus c = fg::run_inherited({"sh", "-c", "exit 255"});
+  EXPECT_TRUE(c.started);
+  EXPECT_EQ(c.signal, 0);
+  EXPECT_EQ(c.exit_code, 255);
+  EXPECT_EQ(c.describe(), "exit status 255");
+  EXPECT_FALSE(c.ok());
+  fg::ChildStatus missing = fg::run_inherited({"/nonexistent/program"});
+  EXPECT_FALSE(missing.started);
+  EXPECT_EQ(missing.shell_status(), 127);
+  EXPECT_TRUE(fg::run_inherited({"true"}).ok());
+}
+
+// "Not mounted" and "mounted but unreadable" need different fixes; the
+// message says which is true.
+TEST(PerfCapabilities, TracefsExplanationSaysWhatIsTrue) {
+  using PC = fg::PerfCapabilities;
+  std::string not_mounted = PC::explain_tracefs(PC::TracefsState{});
+  EXPECT_NE(not_mounted.find("tracefs is not mounted"), std::string::npos) << not_mounted;
+  std::string denied = PC::explain_tracefs(PC::TracefsState{"/sys/kernel/tracing", EACCES});
+  EXPECT_EQ(denied.find("not mounted"), std::string::npos) << denied;
+  EXPECT_NE(denied.find("mounted at /sys/kernel/tracing but this user may not read it (permission denied)"),
+            std::string::npos) << denied;
+  std::string missing = PC::explain_tracefs(PC::TracefsState{"/sys/kernel/tracing", ENOENT});
+  EXPECT_NE(missing.find("cannot be reached (No such file or directory)"), std::string::npos) << missing;
+  // Parsing /proc/self/mounts: tracefs, or debugfs with tracing under it.
+  std::string dir = fg::test::temp_dir();
+  PC::TracefsState st = PC::tracefs_state("proc /proc proc rw 0 0\nnodev " + dir + " tracefs rw 0 0\n");
+  EXPECT_EQ(st.mount_point, dir);
+  EXPECT_EQ(st.error, ENOENT);  // no events/sched/sched_switch under it
+  st = PC::tracefs_state("nodev " + dir + " debugfs rw 0 0\n");
+  EXPECT_EQ(st.mount_point, dir + "/tracing");
+  EXPECT_TRUE(PC::tracefs_state("proc /proc proc rw 0 0\n").mount_point.empty());
+}
+
+// perf's own exit status 255 is reported as such, not as a signal.
+TEST(RecordCli, PerfExitStatus255IsNotASignal) {
+  std::string dir = fg::test::temp_dir();
+  std::string fake = dir + "/fake-perf";
+  fg::test::write_file(fake, "#!/bin/sh\necho 'fake perf failing' >&2\nexit 255\n");
+  ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
+  fg::test::CommandResult r = fg::test::run_shell("cd " + fg::test::shell_quote(dir) + " && " +
+                                                  fg::test::shell_quote(fg::test::fgtool_bin()) +
+                                                  " record --no-check --perf " + fg::test::shell_quote(fake) + " -- true");
+  EXPECT_EQ(r.status, 255) << r.err;
+  EXPECT_NE(r.err.find("(perf exit status 255)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("signal"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -105,9 +105,11 @@ TEST(CliDiff, SvgFoldedTopAndThreeColumn) {
 }
 
 TEST(CliDiff, BadInputs) {
+  // One plain folded file: the line that is not three-column, and what diff wants.
   auto r = run_shell(bin() + " diff " + data("small.folded"));
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("not three-column"), std::string::npos) << r.err;
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("small.folded:1: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("give BEFORE AFTER"), std::string::npos) << r.err;
   r = run_shell(bin() + " diff");
   EXPECT_EQ(r.status, 2);
   std::string dir = test::temp_dir();

@@ -177,3 +177,62 @@ TEST(OnednnVerbose, Detection) {
 
 }  // namespace
 }  // namespace fg::test
+
+namespace fg::test {
+namespace {
+
+// A log with exec lines none of which parse is an error in strict mode (it
+// used to give an empty profile and exit 0); lenient accepts it, empty.
+TEST(OnednnVerbose, WhollyMalformedLogFailsUnlessLenient) {
+  std::string path = temp_input("bad.log",
+                                "program output\n"
+                                "onednn_verbose,info,oneDNN v3.1\n"
+                                "onednn_verbose,exec,cpu,convolution\n"
+                                "onednn_verbose,exec,cpu,reorder,jit:uni,undef,a b,,,2x3,fast\n");
+  try {
+    fold_onednn_verbose(path);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("bad.log:3: exec line with only 4 fields"), std::string::npos) << m;
+    EXPECT_NE(m.find("all 2 exec lines are malformed"), std::string::npos) << m;
+  }
+  EXPECT_THROW(summarize_onednn_verbose({path}), InputError);
+  OnednnVerboseOptions lenient;
+  lenient.lenient = true;
+  OnednnVerboseStats st;
+  FoldedProfile p = fold_onednn_verbose(path, &st, lenient);
+  EXPECT_EQ(p.total(), 0);
+  EXPECT_EQ(st.malformed, 2u);
+  // One good line among bad ones is a profile (the bad ones are counted).
+  std::string mixed = temp_input("mixed.log", read_file(path) + "onednn_verbose,exec,cpu,reorder,jit:uni,undef,a b,,,2x3,1.5\n");
+  p = fold_onednn_verbose(mixed, &st);
+  EXPECT_DOUBLE_EQ(p.total(), 1500);
+  EXPECT_EQ(st.malformed, 2u);
+}
+
+TEST(OnednnVerbose, WhollyMalformedLogThroughTheCli) {
+  std::string path = temp_input("bad_cli.log", "onednn_verbose,exec,cpu,x\nonednn_verbose,exec,cpu,y\n");
+  std::string bin = shell_quote(fgtool_bin()), q = shell_quote(path);
+  for (const std::string& args : {"fold --onednn-verbose " + q, "report --onednn-verbose " + q, "svg " + q}) {
+    SCOPED_TRACE(args);
+    CommandResult r = run_shell(bin + " " + args);
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("bad_cli.log:1: exec line with only 4 fields"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  CommandResult r = run_shell(bin + " report --onednn-verbose --lenient " + q);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("2 malformed exec lines skipped"), std::string::npos) << r.err;
+}
+
+// Primitive names come from the log: the CSV summary neutralises formula starts.
+TEST(OnednnVerbose, CsvSummaryCellsCannotStartAFormula) {
+  std::string path = temp_input("inj.log", "onednn_verbose,exec,cpu,=cmd|' /C calc'!A0,@impl,undef,a b,,,2x3,1.5\n");
+  std::string csv = format_onednn_summary_csv(summarize_onednn_verbose({path}));
+  EXPECT_NE(csv.find("\n'=cmd|' /C calc'!A0,,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",'@impl,"), std::string::npos) << csv;
+}
+
+}  // namespace
+}  // namespace fg::test
