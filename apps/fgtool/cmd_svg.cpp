@@ -82,7 +82,7 @@ int run_svg(const std::vector<std::string>& args) {
         fg::CategoryFrameStyle s = style.style(n);
         return fg::FrameStyle{s.fill, s.category};
       };
-      for (const auto& row : style.legend()) svg.legend.push_back(fg::LegendEntry{row.name, row.fill, row.share});
+      for (const auto& row : style.legend()) svg.legend.push_back(fg::LegendEntry{row.name, row.fill, "", row.section});
       fg::render_flamegraph(profile, svg, doc);
     } else {
       fg::render_flamegraph(profile, svg, doc);
