@@ -11,7 +11,7 @@ var xpad = 10, graphwidth = 1180, fontsize = 12, fontwidth = 0.59, total = 1, in
 var zoomed = null, currentSearch = null, ignorecase = false;
 // Search highlight (palette.h kSearchHighlight): no category uses it, and
 // black and white labels both keep 4.5:1 contrast on it.
-var HIGHLIGHT = "rgb(210,0,210)";
+var HIGHLIGHT = "rgb(208,0,208)";
 // Per-frame geometry (fg:x, fg:w, rect y) and names, parsed once on first
 // use: re-reading attributes of every frame on each zoom is what made large
 // profiles (100k frames) slow. `moved` lists the frames zoom() re-placed, so

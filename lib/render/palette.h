@@ -48,7 +48,7 @@ Rgb mix_colors(const Rgb& a, const Rgb& b, double t);
 // The fill the script gives frames that match a search. Its luminance sits
 // where black and white labels both keep 4.5:1, and no category colour,
 // palette or diff shade is near it (magenta).
-constexpr const char* kSearchHighlight = "rgb(210,0,210)";
+constexpr const char* kSearchHighlight = "rgb(208,0,208)";
 
 // Background gradient (top, bottom) for a palette.
 void palette_background(std::string_view palette, std::string& top, std::string& bottom);

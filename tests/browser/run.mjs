@@ -301,7 +301,7 @@ test('search highlights exactly the matching frames, Matched% counts nesting onc
     const dlg = await clickSearch(page, term);
     eq(dlg.type, 'prompt', 'Search button opens a prompt');
     const now = await frames(page);
-    const lit = new Set(now.filter((f) => f.fill === 'rgb(210,0,210)').map((f) => pathKey(fr[f.i].path)));
+    const lit = new Set(now.filter((f) => f.fill === 'rgb(208,0,208)').map((f) => pathKey(fr[f.i].path)));
     const want = new Set();
     for (const [n, d] of walk(mainTree)) if (d > 0 && re.test(n.name)) want.add(pathKey(n.path));
     check(want.size > 0, `search term ${term} matches nothing in the profile (pick another)`);
@@ -361,7 +361,7 @@ test('hostile frame names stay inert text', async () => {
   }
   // A regex with metacharacters from the names: matches literally.
   await clickSearch(page, '<script>|\\]\\]>');
-  eq((await frames(page)).filter((f) => f.fill === 'rgb(210,0,210)').length, 2, 'frames lit by /<script>|\\]\\]>/');
+  eq((await frames(page)).filter((f) => f.fill === 'rgb(208,0,208)').length, 2, 'frames lit by /<script>|\\]\\]>/');
   noErrors(page, 'hostile.svg');
   await page.close();
 });
@@ -454,7 +454,7 @@ test('category legend matches fgtool report --format json', async () => {
     const want = fr.filter((f) => f.cat === cat).length;
     if (!want) continue;
     await page.locator('#legend > g').nth(k).click();
-    const lit = (await frames(page)).filter((f) => f.fill === 'rgb(210,0,210)').length;
+    const lit = (await frames(page)).filter((f) => f.fill === 'rgb(208,0,208)').length;
     eq(lit, want, `frames lit by clicking legend row "${l.cat}"`);
   }
   noErrors(page, 'legend');
