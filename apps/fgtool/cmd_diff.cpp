@@ -83,8 +83,10 @@ int run_diff(const std::vector<std::string>& args) {
     std::cout.flush();
     if (output.empty()) return 0;
   }
-  dopt.name_a = inputs[0];
-  dopt.name_b = inputs.size() > 1 ? inputs[1] : inputs[0] + " (B)";
+  // File names without their folders: the subtitle has one line.
+  auto base = [](const std::string& p) { return p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1); };
+  dopt.name_a = base(inputs[0]);
+  dopt.name_b = inputs.size() > 1 ? base(inputs[1]) : base(inputs[0]) + " (B)";
   fg::DiffProfile diff = fg::build_diff(a, b, dopt);
   // --by category: diff frames carry their category (tooltip, legend,
   // cat:NAME search); legend swatches are neutral, red/blue mean change here.
