@@ -75,6 +75,8 @@ FoldedProfile reverse_stacks(const FoldedProfile& p) {
 namespace {
 
 constexpr std::string_view kOffCpuPrefix = "[off-cpu";
+// What a wall-clock graph's colours mean, unless the user gave a subtitle.
+constexpr const char* kWallSubtitle = "warm: on-CPU, blue: off-CPU (blocked), blends: both (split in the tooltip)";
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
@@ -183,6 +185,7 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
   palette_background(colorer.palette, doc.background_top, doc.background_bottom);
   const std::string count_name = o.count_name.empty() ? p.units : o.count_name;
   const bool wall = colorer.palette == "wall";
+  if (wall && doc.subtitle.empty()) doc.subtitle = kWallSubtitle;
   // Wall-clock graphs: the off-CPU weight under every node (samples whose
   // stack holds an "[off-cpu..." frame), so each frame shows its split.
   std::vector<double> off;
@@ -298,6 +301,7 @@ void FlameChartBuilder::render(const SvgOptions& o, std::string& out) const {
   palette_background(colorer.palette, doc.background_top, doc.background_bottom);
   const std::string count_name = o.count_name.empty() ? m.names.units : o.count_name;
   const bool wall = colorer.palette == "wall";
+  if (wall && doc.subtitle.empty()) doc.subtitle = kWallSubtitle;
   std::vector<int32_t> drawn_index(m.nodes.size(), -1), parent_index;
   for (size_t i = 0; i < m.nodes.size(); ++i) {
     const auto& n = m.nodes[i];
