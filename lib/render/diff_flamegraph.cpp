@@ -134,26 +134,34 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
     doc.frames.push_back(std::move(f));
   }
   detail::set_drawn_self(doc.frames, parent_box);
-  // Each side's self weight per category over the whole tree (the legend's
-  // "A% -> B%"); B's is then taken from the drawn frames, as a search sums it.
   std::map<std::string, double> cat_a;
-  if (!o.legend.empty())
+  if (!o.legend.empty() && !dopt.negate)
     for (NodeId n = 1; n < d.tree.node_count(); ++n)
       if (d.self_a[n] != 0) cat_a[category_of(n)] += d.self_a[n];
-  const bool by_b = !dopt.negate;
-  doc.legend = detail::complete_legend(o.legend, doc.frames, doc.total, [&](const std::string& cat, double drawn) {
-    double sa = by_b ? (d.sum_a > 0 ? cat_a[cat] / d.sum_a : 0) : drawn / doc.total;
-    double sb = by_b ? drawn / doc.total : 0;
-    if (!by_b) {
-      double wb = 0;
-      for (NodeId n = 1; n < d.tree.node_count(); ++n)
-        if (d.self_b[n] != 0 && category_of(n) == cat) wb += d.self_b[n];
-      sb = d.sum_b > 0 ? wb / d.sum_b : 0;
-    }
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " (%+.1f pp)", 100 * (sb - sa));
-    return detail::format_share1(sa, 1) + " -> " + detail::format_share1(sb, 1) + buf;
-  });
+  // Both sides' shares of a category: the shaping side's from the drawn
+  // frames (what a `cat:` search matches), the other from the whole tree.
+  std::map<std::string, double> cat_b;
+  if (!o.legend.empty() && dopt.negate)
+    for (NodeId n = 1; n < d.tree.node_count(); ++n)
+      if (d.self_b[n] != 0) cat_b[category_of(n)] += d.self_b[n];
+  auto shares = [&](const std::string& cat, double drawn) {
+    double sa = dopt.negate ? drawn / doc.total : (d.sum_a > 0 ? cat_a[cat] / d.sum_a : 0);
+    double sb = dopt.negate ? (d.sum_b > 0 ? cat_b[cat] / d.sum_b : 0) : drawn / doc.total;
+    return std::make_pair(sa, sb);
+  };
+  doc.legend = detail::complete_legend(
+      o.legend, doc.frames, doc.total,
+      [&](const std::string& cat, double drawn) {
+        auto [sa, sb] = shares(cat, drawn);
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " (%+.1f pp)", 100 * (sb - sa));
+        return detail::format_share1(sa, 1) + " -> " + detail::format_share1(sb, 1) + buf;
+      },
+      // Largest change first: what moved is what a diff is read for.
+      [&](const std::string& cat, double drawn) {
+        auto [sa, sb] = shares(cat, drawn);
+        return std::fabs(sb - sa);
+      });
   detail::write_svg_document(o, doc, out);
 }
 

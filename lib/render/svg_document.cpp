@@ -101,7 +101,8 @@ void set_drawn_self(std::vector<DrawFrame>& frames, const std::vector<int32_t>& 
 
 std::vector<LegendEntry> complete_legend(
     const std::vector<LegendEntry>& rows, const std::vector<DrawFrame>& frames, double total,
-    const std::function<std::string(const std::string& category, double drawn_self)>& share_text) {
+    const std::function<std::string(const std::string& category, double drawn_self)>& share_text,
+    const std::function<double(const std::string& category, double drawn_self)>& order) {
   // Summed in frame order, as the script sums fg:s for a `cat:` search.
   std::map<std::string, double> drawn;
   std::vector<std::pair<std::string, std::string>> seen;  // category, first fill, in drawing order
@@ -128,31 +129,32 @@ std::vector<LegendEntry> complete_legend(
     if (it == drawn.end()) continue;
     LegendEntry e = r;
     e.share = share_text ? share_text(r.name, it->second) : format_share1(it->second, total);
-    add(std::move(e), it->second);
+    add(std::move(e), order ? order(r.name, it->second) : it->second);
   }
   if (!rows.empty())
     for (const auto& [name, fill] : seen)
       if (!listed.count(name)) {
         double w = drawn[name];
-        add(LegendEntry{name, fill, share_text ? share_text(name, w) : format_share1(w, total), ""}, w);
+        add(LegendEntry{name, fill, share_text ? share_text(name, w) : format_share1(w, total), ""},
+            order ? order(name, w) : w);
       }
-  // Largest share first within each section; sections keep their order.
+  // Largest first within each section; sections keep their order.
   std::vector<std::string> sections;
   for (const auto& e : out)
     if (std::find(sections.begin(), sections.end(), e.section) == sections.end()) sections.push_back(e.section);
-  std::vector<size_t> order(out.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<size_t> idx(out.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   auto section_of = [&](size_t i) {
     return std::find(sections.begin(), sections.end(), out[i].section) - sections.begin();
   };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
     auto sa = section_of(a), sb = section_of(b);
     if (sa != sb) return sa < sb;
     if (key[a] >= 0 && key[b] >= 0) return key[a] > key[b];
     return false;
   });
   std::vector<LegendEntry> sorted;
-  for (size_t i : order) sorted.push_back(std::move(out[i]));
+  for (size_t i : idx) sorted.push_back(std::move(out[i]));
   return sorted;
 }
 

@@ -42,10 +42,12 @@ void set_drawn_self(std::vector<DrawFrame>& frames, const std::vector<int32_t>& 
 // `rows` completed as LegendEntry describes: empty shares computed from the
 // frames' drawn self widths (by `share_text` when given, else "12.3%"),
 // undrawn computed rows dropped, drawn categories without a row added, and
-// rows sorted by share within each section (sections keep their order).
+// rows sorted by share (or by `order`, largest first) within each section
+// (sections keep their order).
 std::vector<LegendEntry> complete_legend(
     const std::vector<LegendEntry>& rows, const std::vector<DrawFrame>& frames, double total,
-    const std::function<std::string(const std::string& category, double drawn_self)>& share_text = {});
+    const std::function<std::string(const std::string& category, double drawn_self)>& share_text = {},
+    const std::function<double(const std::string& category, double drawn_self)>& order = {});
 
 // A share with one decimal as the legend and the script's "Matched" print
 // it: "12.3%", "<0.1%" for a non-zero share that rounds to 0.
