@@ -49,8 +49,9 @@ struct SvgOptions {
   std::string count_name;        // empty: the profile's units ("samples")
   std::string name_type = "Function:";
   // hot (default), mem, io, wakeup, red, green, blue, aqua, yellow, purple,
-  // orange, or wall: frames named "[off-cpu..." and everything above them
-  // blue, on-CPU warm. Empty = wall when such frames exist, else hot.
+  // orange, or wall: each frame blended from warm (on-CPU) to blue by the
+  // share of its time in stacks holding an "[off-cpu..." frame, the split in
+  // its tooltip. Empty = wall when such frames exist, else hot.
   std::string colors;
   bool hash = false;             // colour by name (similar names, similar colours)
   bool inverted = false;         // icicle graph: root at the top

@@ -149,7 +149,9 @@ double contrast_ratio(const Rgb& a, const Rgb& b) {
 }
 
 bool white_text_on(const Rgb& fill) {
-  return contrast_ratio(fill, Rgb{255, 255, 255}) > contrast_ratio(fill, Rgb{0, 0, 0});
+  // contrast_ratio against white (1.05 / (l + 0.05)) and black ((l + 0.05) / 0.05), one luminance.
+  double l = relative_luminance(fill);
+  return 1.05 / (l + 0.05) > (l + 0.05) / 0.05;
 }
 
 Rgb mix_colors(const Rgb& a, const Rgb& b, double t) {
