@@ -2,6 +2,7 @@
 // flamegraph, difffolded.pl's three columns, or a table of the functions that
 // gained and lost most. Logic in lib/render/diff_flamegraph.
 #include <iostream>
+#include <memory>
 
 #include "categories/category_style.h"
 #include "command.h"
@@ -98,10 +99,26 @@ int run_diff(const std::vector<std::string>& args) {
     std::cout << fg::format_category_diff_text(ra, rb);
     std::cout.flush();
     if (output.empty()) return 0;
-    for (const auto& row : fg::CategoryStyle::diff_legend(ra, rb, matcher))
-      svg.legend.push_back(fg::LegendEntry{row.name, row.fill, row.share});
   }
+  // File names without their folders: the subtitle has one line.
+  auto base = [](const std::string& p) { return p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1); };
+  dopt.name_a = base(inputs[0]);
+  dopt.name_b = inputs.size() > 1 ? base(inputs[1]) : base(inputs[0]) + " (B)";
   fg::DiffProfile diff = fg::build_diff(a, b, dopt);
+  // --by category: diff frames carry their category (tooltip, legend,
+  // cat:NAME search); legend swatches are neutral, red/blue mean change here.
+  std::unique_ptr<fg::CategoryRules> diff_rules;
+  std::unique_ptr<fg::CategoryMatcher> diff_matcher;
+  std::unique_ptr<fg::ProfileCategories> diff_classified;
+  std::unique_ptr<fg::CategoryStyle> diff_style;
+  if (by == "category") {
+    diff_rules = std::make_unique<fg::CategoryRules>(fg::CategoryRules::effective(rules_file));
+    diff_matcher = std::make_unique<fg::CategoryMatcher>(*diff_rules);
+    diff_classified = std::make_unique<fg::ProfileCategories>(diff.tree, *diff_matcher);
+    diff_style = std::make_unique<fg::CategoryStyle>(*diff_classified);
+    svg.node_style = [s = diff_style.get()](fg::NodeId n) { return fg::FrameStyle{"", s->style(n).category}; };
+    for (const auto& row : diff_style->legend("none")) svg.legend.push_back(fg::LegendEntry{row.name, row.fill, "", row.section});
+  }
   if (top > 0) {
     std::cout << fg::diff_top_table(diff, top, svg.count_name.empty() ? diff.tree.units : svg.count_name);
     std::cout.flush();

@@ -16,6 +16,7 @@ inline void add_svg_options(po::options_description& options, SvgOptions& o, boo
       ("title", po::value(&o.title), "title text (default: Flame Graph / Icicle Graph / Flame Chart)")
       ("subtitle", po::value(&o.subtitle), "second line under the title")
       ("width", po::value(&o.width)->default_value(o.width), "image width in pixels")
+      ("fluid", po::bool_switch(&o.fluid), "scale with the browser window (width 100%; --width sets the layout)")
       ("height", po::value(&o.frame_height)->default_value(o.frame_height), "height of each frame in pixels")
       ("font-size", po::value(&o.font_size)->default_value(o.font_size), "font size")
       ("font-type", po::value(&o.font_type)->default_value(o.font_type), "font family")

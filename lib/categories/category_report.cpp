@@ -324,7 +324,7 @@ std::string format_category_diff_text(const CategoryReport& a, const CategoryRep
     for (const auto& r : rows) {
       if (r.wa == 0 && r.wb == 0 && r.name != "other") continue;
       out += pad(r.name, w) + pad(fmt("%.1f%%", 100 * r.sa), 8, true) + pad(fmt("%.1f%%", 100 * r.sb), 8, true) +
-             pad(fmt("%+.1f pts", 100 * (r.sb - r.sa)), 11, true) + pad(relative_change(r.wa, r.wb), 9, true) + "\n";
+             pad(fmt("%+.1f pp", 100 * (r.sb - r.sa)), 11, true) + pad(relative_change(r.wa, r.wb), 9, true) + "\n";
     }
     out += "\n";
   }
@@ -367,7 +367,7 @@ std::vector<std::string> category_diff_summary(const CategoryReport& a, const Ca
     if (out.size() >= max_lines) break;
     if (r.wa == 0 && r.wb == 0) continue;
     out.push_back(r.name + " " + fmt("%.1f%%", 100 * r.sa) + " -> " + fmt("%.1f%%", 100 * r.sb) + " (" +
-                  fmt("%+.1f pts", 100 * (r.sb - r.sa)) + ")");
+                  fmt("%+.1f pp", 100 * (r.sb - r.sa)) + ")");
   }
   return out;
 }

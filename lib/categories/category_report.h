@@ -49,7 +49,7 @@ std::string format_report_csv(const CategoryReport& r);
 std::string format_category_diff_text(const CategoryReport& a, const CategoryReport& b);
 std::string format_category_diff_json(const CategoryReport& a, const CategoryReport& b);
 // One line per resource category whose share moved, e.g.
-// "gemm 41.2% -> 38.0% (-3.2 pts)", largest change first, for a diff SVG legend.
+// "gemm 41.2% -> 38.0% (-3.2 pp)", largest change first, for a diff SVG legend.
 std::vector<std::string> category_diff_summary(const CategoryReport& a, const CategoryReport& b,
                                                size_t max_lines = 8);
 

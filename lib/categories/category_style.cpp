@@ -28,58 +28,47 @@ uint32_t name_hash(std::string_view s) {
   return h;
 }
 
-std::string percent(double w, double total) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", total > 0 ? 100 * w / total : 0.0);
-  return buf;
-}
-
 }  // namespace
 
-CategoryStyle::CategoryStyle(const ProfileCategories& classified)
-    : pc_(&classified), report_(build_category_report(classified, 0)) {
-  phase_used_.assign(classified.matcher().categories(CategoryKind::phase).size(), false);
-  const FoldedProfile& p = classified.profile();
-  for (NodeId n = 1; n < p.node_count(); ++n) {
-    CategoryKind kind;
-    CategoryId c = classified.frame_color_category(n, kind);
-    if (kind == CategoryKind::phase) phase_used_[c] = true;
+CategoryStyle::Choice CategoryStyle::choose(NodeId node) const {
+  const CategoryMatcher& m = pc_->matcher();
+  CategoryId r = pc_->sample_category(CategoryKind::resource, node);
+  if (r != m.other(CategoryKind::resource)) return {CategoryKind::resource, r};
+  CategoryId p = pc_->sample_category(CategoryKind::phase, node);
+  if (p != m.other(CategoryKind::phase)) return {CategoryKind::phase, p};
+  return {CategoryKind::resource, r};
+}
+
+CategoryStyle::CategoryStyle(const ProfileCategories& classified) : pc_(&classified) {
+  for (int k = 0; k < kCategoryKinds; ++k)
+    used_[k].assign(classified.matcher().categories(CategoryKind(k)).size(), false);
+  for (NodeId n = 1; n < classified.profile().node_count(); ++n) {
+    Choice c = choose(n);
+    used_[int(c.kind)][c.id] = true;
   }
 }
 
 CategoryFrameStyle CategoryStyle::style(NodeId node) const {
-  CategoryKind kind;
-  CategoryId c = pc_->frame_color_category(node, kind);
-  const Category& cat = pc_->matcher().categories(kind)[c];
+  Choice c = choose(node);
+  const Category& cat = pc_->matcher().categories(c.kind)[c.id];
   std::string_view name = node ? pc_->profile().frame_name(pc_->profile().node(node).frame) : std::string_view();
-  double t = (double(name_hash(name) % 1000) / 1000.0 - 0.5) * 0.3;  // +-15%
+  // +-6%: enough to tell neighbours apart, too little to meet another category's colour.
+  double t = (double(name_hash(name) % 1000) / 1000.0 - 0.5) * 0.12;
   return CategoryFrameStyle{shade(cat.color, t), cat.name};
 }
 
-std::vector<CategoryLegendRow> CategoryStyle::legend() const {
+std::vector<CategoryLegendRow> CategoryStyle::legend(const std::string& neutral_fill) const {
   std::vector<CategoryLegendRow> rows;
-  const auto& res = report_.resource;
-  for (size_t i = 0; i + 1 < res.size(); ++i)
-    if (res[i].self > 0) rows.push_back({res[i].name, res[i].color, percent(res[i].self, report_.total)});
-  const auto& ph = report_.phase;
-  for (size_t i = 0; i + 1 < ph.size(); ++i)
-    // The row name is what `cat:NAME` searches for, so it must be the bare category.
-    if (phase_used_[i]) rows.push_back({ph[i].name, ph[i].color, "(phase) " + percent(ph[i].self, report_.total)});
-  if (!res.empty()) rows.push_back({res.back().name, res.back().color, percent(res.back().self, report_.total)});
-  return rows;
-}
-
-std::vector<CategoryLegendRow> CategoryStyle::diff_legend(const CategoryReport& a, const CategoryReport& b,
-                                                          const CategoryMatcher& matcher, size_t max_rows) {
-  std::vector<CategoryLegendRow> rows;
-  const auto& cats = matcher.categories(CategoryKind::resource);
-  for (const std::string& line : category_diff_summary(a, b, max_rows)) {
-    std::string name = line.substr(0, line.find(' '));
-    std::string fill = "#ced4da";
-    for (const auto& c : cats)
-      if (c.name == name) fill = c.color;
-    rows.push_back({name, fill, line.substr(name.size() + 1)});
-  }
+  const CategoryMatcher& m = pc_->matcher();
+  const CategoryId other = m.other(CategoryKind::resource);
+  auto fill = [&](const Category& c) { return neutral_fill.empty() ? c.color : neutral_fill; };
+  const auto& res = m.categories(CategoryKind::resource);
+  for (CategoryId i = 0; i < res.size(); ++i)
+    if (used_[int(CategoryKind::resource)][i] && i != other) rows.push_back({res[i].name, fill(res[i]), "resource"});
+  const auto& ph = m.categories(CategoryKind::phase);
+  for (CategoryId i = 0; i < ph.size(); ++i)
+    if (used_[int(CategoryKind::phase)][i]) rows.push_back({ph[i].name, fill(ph[i]), "phase"});
+  if (used_[int(CategoryKind::resource)][other]) rows.push_back({res[other].name, fill(res[other]), ""});
   return rows;
 }
 

@@ -1,8 +1,12 @@
-// Flamegraph colouring by category: each frame takes the colour of its own
-// category (its resource rule, else its phase rule, else "other"), with the
-// name in the tooltip and searchable as "cat:NAME", plus legend rows with each
-// category's share. The render stage comes after this one, so the result is
-// plain data; cmd_svg copies it into SvgOptions::node_style and legend.
+// Flamegraph colouring by category, with one definition shared by the
+// frame's colour, its tooltip, the legend and `cat:NAME` search: a frame
+// takes the category a sample ending at that frame would have in
+// `fgtool report` (its resource; for samples with no resource, its phase;
+// else "other"). So the width drawn in a category's colour (each frame's own
+// part) is that category's share in the report, which is what the legend
+// prints and a `cat:` search reports as "Matched". See
+// docs/reading-flamegraphs.md. cmd_svg/cmd_diff copy the result into
+// SvgOptions::node_style and legend (the renderer computes the shares).
 #pragma once
 
 #include <string>
@@ -19,9 +23,9 @@ struct CategoryFrameStyle {
 };
 
 struct CategoryLegendRow {
-  std::string name;   // "gemm", or "forward (phase)" for phase categories
+  std::string name;
   std::string fill;
-  std::string share;  // "41.2%": self share of the total
+  std::string section;  // "resource", "phase" (samples with no resource), or "" for "other"
 };
 
 class CategoryStyle {
@@ -33,18 +37,20 @@ class CategoryStyle {
   // lightness varies a little by name so neighbouring frames stay distinct.
   CategoryFrameStyle style(NodeId node) const;
 
-  // Resource categories with weight (self share), then the phase categories
-  // that colour some frame (phase self share); "other" last.
-  std::vector<CategoryLegendRow> legend() const;
-
-  // Legend rows for a differential flamegraph: "gemm 41.2% -> 38.0% (-3.2 pts)".
-  static std::vector<CategoryLegendRow> diff_legend(const CategoryReport& a, const CategoryReport& b,
-                                                    const CategoryMatcher& matcher, size_t max_rows = 8);
+  // One row per category that colours some frame: resources, then phases,
+  // then "other" (shares are left to the renderer: the drawn widths).
+  // `neutral_fill`, when set, replaces every swatch colour (diff graphs,
+  // where frame colour means growth or shrinkage, not category).
+  std::vector<CategoryLegendRow> legend(const std::string& neutral_fill = "") const;
 
  private:
   const ProfileCategories* pc_;
-  CategoryReport report_;
-  std::vector<bool> phase_used_;
+  struct Choice {
+    CategoryKind kind;
+    CategoryId id;
+  };
+  Choice choose(NodeId node) const;
+  std::vector<bool> used_[kCategoryKinds];
 };
 
 }  // namespace fg

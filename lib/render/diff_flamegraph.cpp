@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <unordered_map>
 
 #include "folded/folded_writer.h"
@@ -82,10 +83,15 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
   const std::vector<double>& shape = dopt.negate ? d.total_a : d.total_b;
   detail::SvgDocument doc;
   doc.title = o.title.empty() ? "Differential Flame Graph" : o.title;
-  doc.subtitle = o.subtitle.empty()
-                     ? std::string(dopt.negate ? "width: A (before)" : "width: B (after)") +
-                           "; red: self grew in B, blue: self shrank" + (d.normalized ? "; A scaled to B's total" : "")
-                     : o.subtitle;
+  if (o.subtitle.empty()) {
+    char factor[64] = "";
+    if (d.normalized) std::snprintf(factor, sizeof factor, " (scaled x%.4g to B's total)", d.scale_a);
+    std::string a = dopt.name_a.empty() ? "before" : dopt.name_a, b = dopt.name_b.empty() ? "after" : dopt.name_b;
+    doc.subtitle = "A = " + a + factor + ", B = " + b + "; width: " + (dopt.negate ? "A" : "B") +
+                   "; red: self grew in B, blue: shrank";
+  } else {
+    doc.subtitle = o.subtitle;
+  }
   doc.total = std::max(o.total, shape[0]);
   doc.background_top = "#eeeeee";
   doc.background_bottom = "#eeeeee";
@@ -96,7 +102,16 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
   for (const FlameBox& b : layout.boxes) max_abs = std::max(max_abs, std::fabs(d.self_b[b.node] - d.self_a[b.node]));
   const std::string count_name = o.count_name.empty() ? d.tree.units : o.count_name;
   const double raw_a = d.scale_a > 0 ? 1.0 / d.scale_a : 1.0;
+  auto category_of = [&](NodeId n) {
+    FrameStyle st;
+    if (n != 0 && o.node_style) st = o.node_style(n);
+    if (st.category.empty() && n != 0 && o.frame_style) st.category = o.frame_style(d.tree.node(n).frame).category;
+    return st.category;
+  };
+  std::vector<int32_t> box_of(d.tree.node_count(), -1), parent_box;
   for (const FlameBox& b : layout.boxes) {
+    box_of[b.node] = static_cast<int32_t>(doc.frames.size());
+    parent_box.push_back(b.node == 0 ? -1 : box_of[d.tree.node(b.node).parent]);
     detail::DrawFrame f;
     f.x = b.x;
     f.width = b.width;
@@ -104,24 +119,50 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
     f.name = b.node == 0 ? std::string_view("all") : d.tree.frame_name(d.tree.node(b.node).frame);
     double ta = d.total_a[b.node], tb = d.total_b[b.node];
     double delta = d.self_b[b.node] - d.self_a[b.node];
-    FrameStyle st;
-    if (b.node != 0 && o.node_style) st = o.node_style(b.node);
-    if (st.category.empty() && b.node != 0 && o.frame_style) st.category = o.frame_style(d.tree.node(b.node).frame).category;
     f.fill = diff_fill(delta, max_abs);  // colour always shows the change
-    f.category = st.category;
+    f.category = category_of(b.node);
     double share_a = d.sum_a > 0 ? ta / d.sum_a : 0, share_b = d.sum_b > 0 ? tb / d.sum_b : 0;
     std::string info = "A " + detail::format_display_count(ta * raw_a * o.factor) + " " + count_name + " " +
                        detail::format_percent(ta, d.sum_a) + ", B " + detail::format_display_count(tb * o.factor) +
                        " " + count_name + " " + detail::format_percent(tb, d.sum_b) + ", ";
-    if (d.normalized || true) info += signed_fixed(100 * (share_b - share_a), "%.2f") + " pp";
+    info += signed_fixed(100 * (share_b - share_a), "%.2f") + " pp";
     if (ta > 0) info += " [" + signed_fixed(100 * (tb - ta) / ta, "%.1f") + "%" + (d.normalized ? " normalised" : "") + "]";
     else if (tb > 0) info += " [new]";
     if (tb == 0 && ta > 0) info += " [gone]";
     info += ", self " + signed_fixed(d.sum_b > 0 ? 100 * delta / d.sum_b : 0, "%.2f") + " pp";
-    if (!st.category.empty()) info += ", category " + st.category;
+    if (!f.category.empty()) info += ", category " + f.category;
     f.info = std::move(info);
     doc.frames.push_back(std::move(f));
   }
+  detail::set_drawn_self(doc.frames, parent_box);
+  std::map<std::string, double> cat_a;
+  if (!o.legend.empty() && !dopt.negate)
+    for (NodeId n = 1; n < d.tree.node_count(); ++n)
+      if (d.self_a[n] != 0) cat_a[category_of(n)] += d.self_a[n];
+  // Both sides' shares of a category: the shaping side's from the drawn
+  // frames (what a `cat:` search matches), the other from the whole tree.
+  std::map<std::string, double> cat_b;
+  if (!o.legend.empty() && dopt.negate)
+    for (NodeId n = 1; n < d.tree.node_count(); ++n)
+      if (d.self_b[n] != 0) cat_b[category_of(n)] += d.self_b[n];
+  auto shares = [&](const std::string& cat, double drawn) {
+    double sa = dopt.negate ? drawn / doc.total : (d.sum_a > 0 ? cat_a[cat] / d.sum_a : 0);
+    double sb = dopt.negate ? (d.sum_b > 0 ? cat_b[cat] / d.sum_b : 0) : drawn / doc.total;
+    return std::make_pair(sa, sb);
+  };
+  doc.legend = detail::complete_legend(
+      o.legend, doc.frames, doc.total,
+      [&](const std::string& cat, double drawn) {
+        auto [sa, sb] = shares(cat, drawn);
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " (%+.1f pp)", 100 * (sb - sa));
+        return detail::format_share1(sa, 1) + " -> " + detail::format_share1(sb, 1) + buf;
+      },
+      // Largest change first: what moved is what a diff is read for.
+      [&](const std::string& cat, double drawn) {
+        auto [sa, sb] = shares(cat, drawn);
+        return std::fabs(sb - sa);
+      });
   detail::write_svg_document(o, doc, out);
 }
 
@@ -212,7 +253,7 @@ std::string diff_top_table(const DiffProfile& d, size_t n, const std::string& co
       });
       out += std::string(inclusive ? "Inclusive" : "Self") + " share, largest " + (gains ? "gains" : "losses") +
              " (B vs A):\n";
-      std::snprintf(line, sizeof line, "  %9s %8s %8s %14s %14s  %s\n", "change", "A", "B", ("A " + count_name).c_str(),
+      std::snprintf(line, sizeof line, "  %9s %8s %8s %14s %14s  %s\n", "change pp", "A", "B", ("A " + count_name).c_str(),
                     ("B " + count_name).c_str(), "function");
       out += line;
       size_t shown = 0;
@@ -220,7 +261,7 @@ std::string diff_top_table(const DiffProfile& d, size_t n, const std::string& co
         if (shown == n) break;
         double c = change(*r);
         if (gains ? c <= 0 : c >= 0) break;
-        std::snprintf(line, sizeof line, "  %8.2f%% %7.2f%% %7.2f%% %14s %14s  ", c, share(a_of(*r), d.sum_a),
+        std::snprintf(line, sizeof line, "  %+9.2f %7.2f%% %7.2f%% %14s %14s  ", c, share(a_of(*r), d.sum_a),
                       share(b_of(*r), d.sum_b), detail::format_display_count(a_of(*r) * ra).c_str(),
                       detail::format_display_count(b_of(*r)).c_str());
         out += line;

@@ -1,6 +1,7 @@
 #include "render/flamegraph.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -74,6 +75,8 @@ FoldedProfile reverse_stacks(const FoldedProfile& p) {
 namespace {
 
 constexpr std::string_view kOffCpuPrefix = "[off-cpu";
+// What a wall-clock graph's colours mean, unless the user gave a subtitle.
+constexpr const char* kWallSubtitle = "warm: on-CPU, blue: off-CPU (blocked), blends: both (split in the tooltip)";
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
@@ -101,9 +104,7 @@ struct FrameColorer {
   const SvgOptions& o;
   std::string palette;
 
-  std::string color(std::string_view name, bool off_cpu, uint64_t salt) const {
-    std::string_view pal = palette;
-    if (pal == "wall") pal = off_cpu ? "io" : "hot";
+  Rgb color_in(std::string_view pal, std::string_view name, uint64_t salt) const {
     double v1, v2, v3;
     if (o.hash) {
       v1 = name_hash_value(name);
@@ -114,9 +115,27 @@ struct FrameColorer {
       v2 = mixed_hash_value(name, salt * 3 + 2);
       v3 = mixed_hash_value(name, salt * 3 + 3);
     }
-    return palette_color(pal, name, v1, v2, v3).css();
+    return palette_color(pal, name, v1, v2, v3);
+  }
+  // `off_share`: the part of the frame's time spent off the CPU (wall
+  // palette): 0 draws it warm, 1 cold (blue), anything between a blend.
+  std::string color(std::string_view name, double off_share, uint64_t salt) const {
+    if (palette != "wall") return color_in(palette, name, salt).css();
+    if (off_share <= 0) return color_in("hot", name, salt).css();
+    Rgb cold = color_in("io", name, salt);
+    if (off_share >= 1) return cold.css();
+    return mix_colors(color_in("hot", name, salt), cold, off_share).css();
   }
 };
+
+// The on/off-CPU split of a frame in a wall-clock graph, for its tooltip.
+std::string wall_split(double off, double total) {
+  if (!(total > 0)) return "";
+  double f = std::min(1.0, std::max(0.0, off / total));
+  char buf[96];
+  std::snprintf(buf, sizeof buf, ", on-CPU %.1f%%, off-CPU %.1f%% of this frame", 100 * (1 - f), 100 * f);
+  return buf;
+}
 
 std::string info_text(const SvgOptions& o, const std::string& count_name, double weight, double total,
                       const std::string& category) {
@@ -166,9 +185,27 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
   palette_background(colorer.palette, doc.background_top, doc.background_bottom);
   const std::string count_name = o.count_name.empty() ? p.units : o.count_name;
   const bool wall = colorer.palette == "wall";
-  std::vector<uint8_t> off_cpu(wall ? p.node_count() : 0, 0);
+  if (wall && doc.subtitle.empty()) doc.subtitle = kWallSubtitle;
+  // Wall-clock graphs: the off-CPU weight under every node (samples whose
+  // stack holds an "[off-cpu..." frame), so each frame shows its split.
+  std::vector<double> off;
+  if (wall) {
+    size_t n = p.node_count();
+    std::vector<uint8_t> off_path(n, 0);
+    off.assign(n, 0);
+    for (size_t i = 1; i < n; ++i) {
+      const auto& node = p.node(static_cast<NodeId>(i));
+      off_path[i] = off_path[node.parent] || starts_with(p.frame_name(node.frame), kOffCpuPrefix);
+      if (off_path[i]) off[i] = node.self;
+    }
+    for (size_t i = n; i-- > 1;) off[p.node(static_cast<NodeId>(i)).parent] += off[i];
+  }
+  std::vector<int32_t> box_of(p.node_count(), -1), parent_box;
   doc.frames.reserve(layout.boxes.size());
+  parent_box.reserve(layout.boxes.size());
   for (const FlameBox& b : layout.boxes) {
+    box_of[b.node] = static_cast<int32_t>(doc.frames.size());
+    parent_box.push_back(b.node == 0 ? -1 : box_of[p.node(b.node).parent]);
     detail::DrawFrame f;
     f.x = b.x;
     f.width = b.width;
@@ -177,22 +214,22 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
       f.name = "all";
       f.fill = "rgb(250,250,250)";
       f.info = info_text(o, count_name, b.width, doc.total, "");
+      if (wall) f.info += wall_split(off[0], w[0]);
       doc.frames.push_back(std::move(f));
       continue;
     }
     const auto& n = p.node(b.node);
     f.name = p.frame_name(n.frame);
-    bool off = false;
-    if (wall) {
-      off = off_cpu[n.parent] || starts_with(f.name, kOffCpuPrefix);
-      off_cpu[b.node] = off;
-    }
+    double off_share = wall && w[b.node] > 0 ? off[b.node] / w[b.node] : 0;
     FrameStyle st = style_of(o, b.node, n.frame, true);
-    f.fill = st.fill.empty() ? colorer.color(f.name, off, b.depth) : st.fill;
+    f.fill = st.fill.empty() ? colorer.color(f.name, off_share, b.depth) : st.fill;
     f.category = st.category;
     f.info = info_text(o, count_name, b.width, doc.total, st.category);
+    if (wall) f.info += wall_split(off[b.node], w[b.node]);
     doc.frames.push_back(std::move(f));
   }
+  detail::set_drawn_self(doc.frames, parent_box);
+  doc.legend = detail::complete_legend(o.legend, doc.frames, doc.total);
   detail::write_svg_document(o, doc, out);
 }
 
@@ -208,9 +245,10 @@ struct FlameChartBuilder::Impl {
     uint32_t parent;
     uint32_t depth;
     double start, width;
+    double off;  // weight of the stacks through here that hold an "[off-cpu..." frame
   };
   FoldedProfile names;
-  std::vector<ChartNode> nodes{ChartNode{0, 0, 0, 0, 0}};  // [0] = "all"
+  std::vector<ChartNode> nodes{ChartNode{0, 0, 0, 0, 0, 0}};  // [0] = "all"
   std::vector<uint32_t> path;  // current rightmost path (node indexes), root excluded
   std::vector<FrameId> frames;
   double cursor = 0;
@@ -237,11 +275,17 @@ void FlameChartBuilder::add(std::string_view s, double weight) {
   m.path.resize(keep);
   for (size_t i = keep; i < m.frames.size(); ++i) {
     uint32_t parent = i ? m.path[i - 1] : 0;
-    m.nodes.push_back({m.frames[i], parent, static_cast<uint32_t>(i + 1), m.cursor, 0});
+    m.nodes.push_back({m.frames[i], parent, static_cast<uint32_t>(i + 1), m.cursor, 0, 0});
     m.path.push_back(static_cast<uint32_t>(m.nodes.size() - 1));
   }
-  for (uint32_t n : m.path) m.nodes[n].width += weight;
+  bool off = false;
+  for (FrameId f : m.frames) off = off || starts_with(m.names.frame_name(f), kOffCpuPrefix);
+  for (uint32_t n : m.path) {
+    m.nodes[n].width += weight;
+    if (off) m.nodes[n].off += weight;
+  }
   m.nodes[0].width += weight;
+  if (off) m.nodes[0].off += weight;
   m.cursor += weight;
 }
 
@@ -257,7 +301,8 @@ void FlameChartBuilder::render(const SvgOptions& o, std::string& out) const {
   palette_background(colorer.palette, doc.background_top, doc.background_bottom);
   const std::string count_name = o.count_name.empty() ? m.names.units : o.count_name;
   const bool wall = colorer.palette == "wall";
-  std::vector<uint8_t> off_cpu(m.nodes.size(), 0);
+  if (wall && doc.subtitle.empty()) doc.subtitle = kWallSubtitle;
+  std::vector<int32_t> drawn_index(m.nodes.size(), -1), parent_index;
   for (size_t i = 0; i < m.nodes.size(); ++i) {
     const auto& n = m.nodes[i];
     if (i > 0 && n.width < min_width) continue;  // parents are wider, so pruning is consistent
@@ -272,15 +317,18 @@ void FlameChartBuilder::render(const SvgOptions& o, std::string& out) const {
       f.info = info_text(o, count_name, n.width, doc.total, "");
     } else {
       f.name = m.names.frame_name(n.frame);
-      bool off = wall && (off_cpu[n.parent] || starts_with(f.name, kOffCpuPrefix));
-      off_cpu[i] = off;
       FrameStyle st = style_of(o, 0, n.frame, false);
-      f.fill = st.fill.empty() ? colorer.color(f.name, off, n.depth) : st.fill;
+      f.fill = st.fill.empty() ? colorer.color(f.name, wall && n.width > 0 ? n.off / n.width : 0, n.depth) : st.fill;
       f.category = st.category;
       f.info = info_text(o, count_name, n.width, doc.total, st.category);
     }
+    if (wall) f.info += wall_split(n.off, n.width);
+    drawn_index[i] = static_cast<int32_t>(doc.frames.size());
+    parent_index.push_back(i == 0 ? -1 : drawn_index[n.parent]);
     doc.frames.push_back(std::move(f));
   }
+  detail::set_drawn_self(doc.frames, parent_index);
+  doc.legend = detail::complete_legend(o.legend, doc.frames, doc.total);
   detail::write_svg_document(o, doc, out);
 }
 

@@ -20,17 +20,24 @@ struct FrameStyle {
   std::string category;  // shown in the tooltip, searchable as "cat:NAME"; empty = none
 };
 
-// One row of the legend drawn under the title (e.g. a category).
+// One row of the legend drawn under the title (e.g. a category). A row
+// whose share is empty gets it from the graph: the share of the total width
+// drawn by frames of that category, counting each frame's own (self) width,
+// which is what a `cat:NAME` search reports as "Matched". Such rows are
+// dropped when no frame of theirs is drawn; a category that is drawn but has
+// no row gets one, so every colour on the graph is in the legend.
 struct LegendEntry {
   std::string name;
-  std::string fill;   // CSS colour of the swatch
-  std::string share;  // e.g. "42.1%", shown after the name
+  std::string fill;     // CSS colour of the swatch ("none": an empty box)
+  std::string share;    // e.g. "42.1%", shown after the name; empty: computed
+  std::string section;  // rows are grouped by section, labelled "section:"
 };
 
 struct SvgOptions {
   std::string title;             // empty: "Flame Graph" / "Icicle Graph" / "Flame Chart"
   std::string subtitle;
-  int width = 1200;              // image width, px
+  int width = 1200;              // image width, px (the viewBox width with `fluid`)
+  bool fluid = false;            // width="100%": the SVG scales with its window
   int frame_height = 16;         // px per stack level
   double font_size = 12;
   std::string font_type = "Verdana";
@@ -42,8 +49,9 @@ struct SvgOptions {
   std::string count_name;        // empty: the profile's units ("samples")
   std::string name_type = "Function:";
   // hot (default), mem, io, wakeup, red, green, blue, aqua, yellow, purple,
-  // orange, or wall: frames named "[off-cpu..." and everything above them
-  // blue, on-CPU warm. Empty = wall when such frames exist, else hot.
+  // orange, or wall: each frame blended from warm (on-CPU) to blue by the
+  // share of its time in stacks holding an "[off-cpu..." frame, the split in
+  // its tooltip. Empty = wall when such frames exist, else hot.
   std::string colors;
   bool hash = false;             // colour by name (similar names, similar colours)
   bool inverted = false;         // icicle graph: root at the top

@@ -2,12 +2,16 @@
 // zoom, regex search (button, Ctrl-F, F3), and the view kept in the URL
 // (?s=REGEX&x=START&y=Y&ic=1) so that a link reproduces it. Plain ECMAScript
 // for SVG 1.1; every per-frame datum is read from element attributes
-// (fg:x, fg:w in counts, fg:c category) and <title> text, never from here.
+// (fg:x, fg:w in counts, fg:c category, fg:s the frame's own drawn width)
+// and <title> text, never from here.
 "use strict";
 var fgns = "http://fgtool.invalid/ns";
 var svg, frames, details, searchbtn, unzoombtn, matchedtxt, icbtn, legend;
 var xpad = 10, graphwidth = 1180, fontsize = 12, fontwidth = 0.59, total = 1, inverted = false, nametype = "";
 var zoomed = null, currentSearch = null, ignorecase = false;
+// Search highlight (palette.h kSearchHighlight): no category uses it, and
+// black and white labels both keep 4.5:1 contrast on it.
+var HIGHLIGHT = "rgb(208,0,208)";
 // Per-frame geometry (fg:x, fg:w, rect y) and names, parsed once on first
 // use: re-reading attributes of every frame on each zoom is what made large
 // profiles (100k frames) slow. `moved` lists the frames zoom() re-placed, so
@@ -40,7 +44,7 @@ function init(evt) {
 
   frames.addEventListener("mouseover", function (e) {
     var g = frame_of(e.target);
-    if (g) set_text(details, describe(g));
+    if (g) show_details(describe(g));
   });
   frames.addEventListener("mouseout", function (e) { set_text(details, " "); });
   frames.addEventListener("click", function (e) {
@@ -87,6 +91,32 @@ function frame_of(n) {
 function title_of(g) { var t = child(g, "title"); return t ? t.textContent : ""; }
 function name_of(g) { return title_of(g).replace(/ \([^(]*\)$/, ""); }
 function set_text(e, s) { e.textContent = s; }
+// The details line shares the bottom row with "Matched": cut it short
+// ("..") where it would run into that text or off the image.
+function show_details(s) {
+  set_text(details, s);
+  var room = graphwidth - (matchedtxt.textContent.trim() ? matchedtxt.getComputedTextLength() + 2 * fontsize : 0);
+  var len = details.getComputedTextLength();
+  if (len <= room || !(len > 0)) return;
+  var n = Math.floor(s.length * room / len);
+  for (; n > 3; n = Math.floor(n * 0.95)) {
+    set_text(details, s.substring(0, n - 2) + "..");
+    if (details.getComputedTextLength() <= room) return;
+  }
+}
+// One decimal as the legend prints shares (format_share1 in svg_document.cpp).
+function share1(part, whole) {
+  var v = whole > 0 ? 100 * part / whole : 0, r = Math.floor(v * 10 + 0.5) / 10;
+  return (v > 0 && r === 0) ? "<0.1%" : r.toFixed(1) + "%";
+}
+// flamegraph.pl's label truncation, except that qualified C++ names ending
+// in an identifier keep their tail (the function name); as append_label().
+function label(name, chars) {
+  if (chars < 3) return "";
+  if (name.length <= chars) return name;
+  if (name.indexOf("::") >= 0 && /[A-Za-z0-9_]$/.test(name)) return ".." + name.substring(name.length - (chars - 2));
+  return name.substring(0, chars - 2) + "..";
+}
 
 function describe(g) {
   var s = (nametype ? nametype + " " : "") + title_of(g);
@@ -111,8 +141,7 @@ function place(g, x, w, name) {
   r.setAttribute("width", Math.max(w, 0).toFixed(1));
   if (t) {
     t.setAttribute("x", (x + 3).toFixed(1));
-    var chars = Math.floor(w / (fontsize * fontwidth));
-    t.textContent = chars < 3 ? "" : (name.length > chars ? name.substring(0, chars - 2) + ".." : name);
+    t.textContent = label(name, Math.floor(w / (fontsize * fontwidth)));
   }
 }
 
@@ -191,32 +220,39 @@ function search(term) {
   reset_search();
   currentSearch = term;
   geometry();
-  var kids = frames.children, hits = [];
-  var lo = zoomed ? num(zoomed, "x") : 0, hi = zoomed ? lo + num(zoomed, "w") : total;
+  var kids = frames.children, hits = [], own = 0, zown = 0;
+  var lo = zoomed ? num(zoomed, "x") : 0, hi = zoomed ? lo + num(zoomed, "w") : total, eps = (hi - lo) * 1e-9;
   for (var i = 0; i < kids.length; i++) {
     var e = kids[i], subject = category ? (attr(e, "c") || "") : fnames[i];
     if (!re.test(subject)) continue;
     var r = child(e, "rect");
     e.setAttribute("data-fill", r.getAttribute("fill"));
-    r.setAttribute("fill", "rgb(230,0,230)");
+    r.setAttribute("fill", HIGHLIGHT);
     hits.push([fx[i], fw[i]]);
+    if (category) {
+      // A category covers the width drawn in its colour: each frame's own part.
+      var s = num(e, "s") || 0;
+      own += s;
+      if (fx[i] >= lo - eps && fx[i] + fw[i] <= hi + eps) zown += s;
+    }
   }
   // Nested matches (a match inside a match) must not count twice: merge the
   // [x, x+w) intervals before summing.
   hits.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });
   var covered = 0, zcovered = 0, end = -Infinity;
   for (var j = 0; j < hits.length; j++) {
-    var s = Math.max(hits[j][0], end), f = hits[j][0] + hits[j][1];
-    if (f > s) {
-      covered += f - s;
-      zcovered += Math.max(0, Math.min(f, hi) - Math.max(s, lo));
+    var s0 = Math.max(hits[j][0], end), f = hits[j][0] + hits[j][1];
+    if (f > s0) {
+      covered += f - s0;
+      zcovered += Math.max(0, Math.min(f, hi) - Math.max(s0, lo));
       end = f;
     }
   }
+  if (category) { covered = own; zcovered = zown; }
   searchbtn.classList.add("show");
   set_text(searchbtn, "Reset Search");
-  var text = "Matched: " + (100 * covered / total).toFixed(1) + "%";
-  if (zoomed) text += " (" + (100 * zcovered / (hi - lo)).toFixed(1) + "% of zoomed)";
+  var text = "Matched: " + (category ? share1(covered, total) : (100 * covered / total).toFixed(1) + "%");
+  if (zoomed) text += " (" + (category ? share1(zcovered, hi - lo) : (100 * zcovered / (hi - lo)).toFixed(1) + "%") + " of zoomed)";
   set_text(matchedtxt, hits.length ? text : "Matched: 0% (no match)");
 }
 

@@ -1,6 +1,9 @@
 #include "render/palette.h"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <utility>
 
 #include "folded/hash.h"
 
@@ -87,6 +90,74 @@ Rgb palette_color(std::string_view palette, std::string_view name, double v1, do
   }
   if (p == "orange") return {190 + I(65 * v1), 90 + I(65 * v1), 0};
   return {0, 0, 0};
+}
+
+bool parse_css_color(std::string_view s, Rgb& out) {
+  auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (s.size() == 7 && s[0] == '#') {
+    int v[6];
+    for (int i = 0; i < 6; ++i)
+      if ((v[i] = hex(s[1 + i])) < 0) return false;
+    out = {v[0] * 16 + v[1], v[2] * 16 + v[3], v[4] * 16 + v[5]};
+    return true;
+  }
+  if (s.size() < 10 || s.substr(0, 4) != "rgb(" || s.back() != ')') return false;
+  int c[3];
+  size_t pos = 4;
+  for (int i = 0; i < 3; ++i) {
+    size_t end = s.find(i < 2 ? ',' : ')', pos);
+    if (end == std::string_view::npos || end == pos || end - pos > 3) return false;
+    int v = 0;
+    for (size_t k = pos; k < end; ++k) {
+      if (s[k] < '0' || s[k] > '9') return false;
+      v = v * 10 + (s[k] - '0');
+    }
+    if (v > 255) return false;
+    c[i] = v;
+    pos = end + 1;
+  }
+  if (pos != s.size()) return false;
+  out = {c[0], c[1], c[2]};
+  return true;
+}
+
+namespace {
+double to_linear(int v) {
+  double c = v / 255.0;
+  return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+}
+int from_linear(double c) {
+  double v = c <= 0.0031308 ? 12.92 * c : 1.055 * std::pow(c, 1 / 2.4) - 0.055;
+  int i = static_cast<int>(std::lround(v * 255));
+  return i < 0 ? 0 : i > 255 ? 255 : i;
+}
+}  // namespace
+
+double relative_luminance(const Rgb& c) {
+  return 0.2126 * to_linear(c.r) + 0.7152 * to_linear(c.g) + 0.0722 * to_linear(c.b);
+}
+
+double contrast_ratio(const Rgb& a, const Rgb& b) {
+  double la = relative_luminance(a), lb = relative_luminance(b);
+  if (la < lb) std::swap(la, lb);
+  return (la + 0.05) / (lb + 0.05);
+}
+
+bool white_text_on(const Rgb& fill) {
+  // contrast_ratio against white (1.05 / (l + 0.05)) and black ((l + 0.05) / 0.05), one luminance.
+  double l = relative_luminance(fill);
+  return 1.05 / (l + 0.05) > (l + 0.05) / 0.05;
+}
+
+Rgb mix_colors(const Rgb& a, const Rgb& b, double t) {
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  auto m = [t](int x, int y) { return from_linear(to_linear(x) * (1 - t) + to_linear(y) * t); };
+  return {m(a.r, b.r), m(a.g, b.g), m(a.b, b.b)};
 }
 
 void palette_background(std::string_view palette, std::string& top, std::string& bottom) {

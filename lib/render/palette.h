@@ -13,6 +13,7 @@ namespace fg {
 struct Rgb {
   int r = 0, g = 0, b = 0;
   std::string css() const;  // "rgb(r,g,b)"
+  bool operator==(const Rgb& o) const { return r == o.r && g == o.g && b == o.b; }
 };
 
 // hot, mem, io, wakeup, red, green, blue, aqua, yellow, purple, orange,
@@ -30,6 +31,24 @@ double mixed_hash_value(std::string_view name, uint64_t salt);
 // Names ending in "_[k]" (kernel), "_[j]" (JIT) and "_[i]" (inlined) get
 // flamegraph.pl's special hues in the hot palette.
 Rgb palette_color(std::string_view palette, std::string_view name, double v1, double v2, double v3);
+
+// "#rrggbb" or "rgb(r,g,b)" -> out; false (out unchanged) for anything else.
+bool parse_css_color(std::string_view css, Rgb& out);
+// WCAG 2.x relative luminance (0 black .. 1 white) and contrast ratio (1..21).
+double relative_luminance(const Rgb& c);
+double contrast_ratio(const Rgb& a, const Rgb& b);
+// Frame labels are black or white, whichever contrasts more with the fill:
+// the better of the two is always at least 4.58:1 (WCAG AA asks 4.5:1).
+bool white_text_on(const Rgb& fill);
+
+// `a` blended towards `b` by t in [0,1] (per channel, in linear light so
+// that a half/half mix is not darker than both).
+Rgb mix_colors(const Rgb& a, const Rgb& b, double t);
+
+// The fill the script gives frames that match a search. Its luminance sits
+// where black and white labels both keep 4.5:1, and no category colour,
+// palette or diff shade is near it (magenta).
+constexpr const char* kSearchHighlight = "rgb(208,0,208)";
 
 // Background gradient (top, bottom) for a palette.
 void palette_background(std::string_view palette, std::string& top, std::string& bottom);

@@ -4,7 +4,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
 
+#include "render/palette.h"
 #include "render/xml_text.h"
 
 namespace fg::detail {
@@ -78,6 +81,121 @@ std::string format_percent(double part, double whole) {
   return buf;
 }
 
+std::string format_share1(double part, double whole) {
+  double v = whole > 0 ? 100.0 * part / whole : 0.0;
+  // Rounded as the script rounds ("Matched"), so the two print the same text.
+  double r = std::floor(v * 10 + 0.5) / 10;
+  if (v > 0 && r == 0) return "<0.1%";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f%%", r);
+  return buf;
+}
+
+void set_drawn_self(std::vector<DrawFrame>& frames, const std::vector<int32_t>& parent) {
+  for (auto& f : frames) f.self = f.width;
+  for (size_t i = 0; i < frames.size() && i < parent.size(); ++i)
+    if (parent[i] >= 0) frames[static_cast<size_t>(parent[i])].self -= frames[i].width;
+  for (auto& f : frames)
+    if (f.self < 0) f.self = 0;  // children wider than the parent only by rounding
+}
+
+std::vector<LegendEntry> complete_legend(
+    const std::vector<LegendEntry>& rows, const std::vector<DrawFrame>& frames, double total,
+    const std::function<std::string(const std::string& category, double drawn_self)>& share_text,
+    const std::function<double(const std::string& category, double drawn_self)>& order) {
+  // Summed in frame order, as the script sums fg:s for a `cat:` search.
+  std::map<std::string, double> drawn;
+  std::vector<std::pair<std::string, std::string>> seen;  // category, first fill, in drawing order
+  for (const DrawFrame& f : frames) {
+    if (f.category.empty()) continue;
+    auto [it, inserted] = drawn.emplace(f.category, 0.0);
+    if (inserted) seen.emplace_back(f.category, f.fill);
+    it->second += std::max(f.self, 0.0);
+  }
+  std::vector<LegendEntry> out;
+  std::vector<double> key;  // drawn self, for ordering; -1 for rows given with a share
+  std::set<std::string> listed;
+  auto add = [&](LegendEntry e, double k) {
+    out.push_back(std::move(e));
+    key.push_back(k);
+  };
+  for (const LegendEntry& r : rows) {
+    listed.insert(r.name);
+    if (!r.share.empty()) {
+      add(r, -1);
+      continue;
+    }
+    auto it = drawn.find(r.name);
+    if (it == drawn.end()) continue;
+    LegendEntry e = r;
+    e.share = share_text ? share_text(r.name, it->second) : format_share1(it->second, total);
+    add(std::move(e), order ? order(r.name, it->second) : it->second);
+  }
+  if (!rows.empty())
+    for (const auto& [name, fill] : seen)
+      if (!listed.count(name)) {
+        double w = drawn[name];
+        add(LegendEntry{name, fill, share_text ? share_text(name, w) : format_share1(w, total), ""},
+            order ? order(name, w) : w);
+      }
+  // Largest first within each section; sections keep their order.
+  std::vector<std::string> sections;
+  for (const auto& e : out)
+    if (std::find(sections.begin(), sections.end(), e.section) == sections.end()) sections.push_back(e.section);
+  std::vector<size_t> idx(out.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  auto section_of = [&](size_t i) {
+    return std::find(sections.begin(), sections.end(), out[i].section) - sections.begin();
+  };
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    auto sa = section_of(a), sb = section_of(b);
+    if (sa != sb) return sa < sb;
+    if (key[a] >= 0 && key[b] >= 0) return key[a] > key[b];
+    return false;
+  });
+  std::vector<LegendEntry> sorted;
+  for (size_t i : idx) sorted.push_back(std::move(out[i]));
+  return sorted;
+}
+
+namespace {
+
+// Frame labels: the whole name when it fits; else flamegraph.pl's first
+// chars-2 characters and "..", except for qualified C++ names ending in an
+// identifier ("at::native::cpu_kernel"), which keep their tail so the
+// function name stays readable: "..ive::cpu_kernel". Nothing below three
+// characters. The script's place() applies the same rule when zooming.
+bool keeps_tail(std::string_view name) {
+  if (name.find("::") == std::string_view::npos || name.empty()) return false;
+  unsigned char c = static_cast<unsigned char>(name.back());
+  return std::isalnum(c) || c == '_';
+}
+
+void append_label(std::string& out, const std::string& clean, size_t chars) {
+  if (chars < 3) return;
+  size_t len = utf8_length(clean);
+  if (len <= chars) {
+    append_xml_escaped(out, clean);
+  } else if (keeps_tail(clean)) {
+    out += "..";
+    append_xml_escaped(out, utf8_suffix(clean, chars - 2));
+  } else {
+    append_xml_escaped(out, utf8_prefix(clean, chars - 2));
+    out += "..";
+  }
+}
+
+// `s` cut to at most `chars` code points with ".." when it is longer.
+std::string fit_text(const std::string& s, double chars) {
+  std::string clean = sanitize_xml_utf8(s);
+  size_t n = chars > 0 ? static_cast<size_t>(chars) : 0;
+  if (utf8_length(clean) <= n) return clean;
+  if (n < 3) return "";
+  return std::string(utf8_prefix(clean, n - 2)) + "..";
+}
+
+}  // namespace
+
 void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string& out) {
   const double fs = o.font_size;
   const int width = o.width;
@@ -85,38 +203,79 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
   const double graph_width = width - 2 * xpad;
   const double fh = o.frame_height;
   const double framepad = 1;
+  const double char_px = fs * o.font_width;
+  const double title_fs = fs + 5;
 
-  // Legend rows (wrapped to the width).
+  // Header rows, top to bottom: [Reset Zoom | title | Search ic], the
+  // subtitle, then the legend rows. Widths are estimated from font_width;
+  // a little slack (10%) covers fonts wider than the estimate.
+  const double slack = 1.1;
+  const double gap = fs;
+  const double ic_w = 2 * char_px * slack;
+  const double search_right = width - xpad - ic_w - gap / 2;  // Search is right-aligned here
+  const double search_w = 12 * char_px * slack;               // "Reset Search"
+  const double unzoom_right = xpad + 10 * char_px * slack;    // "Reset Zoom"
+  const double title_half = std::min(width / 2.0 - unzoom_right, search_right - search_w - width / 2.0) - gap;
+  const std::string title = fit_text(doc.title, 2 * title_half / (title_fs * o.font_width * slack));
+  const std::string subtitle =
+      doc.subtitle.empty() ? "" : fit_text(doc.subtitle, (graph_width) / (char_px * slack));
+  const double title_base = fs * 2;
+  const double subtitle_base = fs * 4;
+  double header_bottom = subtitle.empty() ? title_base + 0.3 * title_fs : subtitle_base + 0.3 * fs;
+
+  // Legend rows (wrapped to the width), each section opening with a label.
   struct LegendPos {
     double x;
     int row;
+    bool label;  // a section label, not an entry
+    size_t entry;
   };
   std::vector<LegendPos> legend_pos;
   int legend_rows = 0;
+  const double row_h = fs * 1.3 + 4;
+  const double swatch = std::round(fs * 0.8);
   {
     double x = xpad;
-    for (const auto& e : o.legend) {
-      double w = 16 + (utf8_length(sanitize_xml_utf8(e.name + " " + e.share)) + 2) * fs * o.font_width;
+    auto place_item = [&](double w) {
       if (x > xpad && x + w > width - xpad) {
         x = xpad;
         ++legend_rows;
       }
-      legend_pos.push_back({x, legend_rows});
+      double at = x;
       x += w;
+      return at;
+    };
+    for (size_t i = 0; i < doc.legend.size(); ++i) {
+      const auto& e = doc.legend[i];
+      if (!e.section.empty() && (i == 0 || doc.legend[i - 1].section != e.section)) {
+        if (x > xpad) x += gap / 2;
+        double w = (utf8_length(sanitize_xml_utf8(e.section)) + 2) * char_px * slack;
+        double at = place_item(w);
+        legend_pos.push_back({at, legend_rows, true, i});
+      }
+      double w = swatch + 4 + (utf8_length(sanitize_xml_utf8(e.name + " " + e.share)) + 2) * char_px * slack;
+      double at = place_item(w);
+      legend_pos.push_back({at, legend_rows, false, i});
     }
-    if (!o.legend.empty()) ++legend_rows;
+    if (!doc.legend.empty()) ++legend_rows;
   }
-  const double title_block = fs * 3 + (doc.subtitle.empty() ? 0 : fs * 2);
-  const double ypad1 = title_block + legend_rows * (fs + 8);
+  const double legend_top = header_bottom + 4;
+  // Without a legend the frames start where flamegraph.pl starts them.
+  const double ypad1 =
+      doc.legend.empty() ? fs * 3 + (subtitle.empty() ? 0 : fs * 2) : legend_top + legend_rows * row_h + 4;
   const double ypad2 = fs * 2 + 10;
   const double height = (doc.max_depth + 1) * fh + ypad1 + ypad2;
 
   out.reserve(out.size() + 2048 + doc.frames.size() * 220);
   out += "<?xml version=\"1.0\" standalone=\"no\"?>\n"
          "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" \"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n";
-  out += "<svg version=\"1.1\" width=\"" + std::to_string(width) + "\" height=\"";
-  px(out, height);
-  out += "\"";
+  if (o.fluid) {
+    out += "<svg version=\"1.1\" width=\"100%\" preserveAspectRatio=\"xMinYMin meet\"";
+  } else {
+    out += "<svg version=\"1.1\" width=\"" + std::to_string(width) + "\" height=\"";
+    px(out, height);
+    out += "\"";
+  }
   if (o.embed_script) out += " onload=\"init(evt)\"";
   out += " viewBox=\"0 0 " + std::to_string(width) + " ";
   px(out, height);
@@ -135,14 +294,17 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
          "text { font-family:" + css_font(o.font_type) + "; font-size:";
   appendf(out, "%g", fs);
   out += "px; fill:rgb(0,0,0); }\n"
-         "#search, #ignorecase { opacity:0.1; cursor:pointer; }\n"
+         "text.w { fill:rgb(255,255,255); }\n"
+         "#search, #ignorecase { opacity:0.1; cursor:pointer; text-anchor:end; }\n"
          "#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity:1; }\n"
-         "#subtitle { text-anchor:middle; fill:rgb(160,160,160); }\n"
+         "#matched { text-anchor:end; }\n"
+         "#subtitle { text-anchor:middle; fill:rgb(100,100,100); }\n"
          "#title { text-anchor:middle; font-size:";
-  appendf(out, "%g", fs + 5);
+  appendf(out, "%g", title_fs);
   out += "px; }\n"
          "#unzoom { cursor:pointer; }\n"
          "#legend > g { cursor:pointer; }\n"
+         "#legend > text { fill:rgb(90,90,90); }\n"
          "#frames > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n"
          ".hide { display:none; }\n"
          ".parent { opacity:0.5; }\n"
@@ -183,33 +345,48 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
     append_xml_escaped(out, s);
     out += "</text>\n";
   };
-  text("title", width / 2.0, fs * 2, doc.title);
-  if (!doc.subtitle.empty()) text("subtitle", width / 2.0, fs * 4, doc.subtitle);
+  text("title", width / 2.0, title_base, title);
+  if (!subtitle.empty()) text("subtitle", width / 2.0, subtitle_base, subtitle);
   text("details", xpad, height - ypad2 / 2, " ");
-  text("unzoom", xpad, fs * 2, "Reset Zoom", " class=\"hide\"");
-  text("search", width - xpad - 100, fs * 2, "Search");
-  text("ignorecase", width - xpad - 16, fs * 2, "ic");
-  text("matched", width - xpad - 100, height - ypad2 / 2, " ");
+  text("unzoom", xpad, title_base, "Reset Zoom", " class=\"hide\"");
+  text("search", search_right, title_base, "Search");
+  text("ignorecase", width - xpad, title_base, "ic");
+  text("matched", width - xpad, height - ypad2 / 2, " ");
 
-  if (!o.legend.empty()) {
+  if (!doc.legend.empty()) {
     out += "<g id=\"legend\">\n";
-    for (size_t i = 0; i < o.legend.size(); ++i) {
-      const auto& e = o.legend[i];
-      double y = title_block + legend_pos[i].row * (fs + 8);
+    for (const LegendPos& pos : legend_pos) {
+      const auto& e = doc.legend[pos.entry];
+      double y = legend_top + pos.row * row_h + fs;  // text baseline
+      if (pos.label) {
+        out += "<text x=\"";
+        px(out, pos.x);
+        out += "\" y=\"";
+        px(out, y);
+        out += "\">";
+        append_xml_escaped(out, e.section + ":");
+        out += "</text>\n";
+        continue;
+      }
       out += "<g fg:cat=\"";
       append_xml_escaped(out, e.name);
       out += "\"><title>";
-      append_xml_escaped(out, e.name + (e.share.empty() ? "" : " " + e.share) + " (click to search)");
+      append_xml_escaped(out, e.name + (e.share.empty() ? "" : " " + e.share) +
+                                  (e.section.empty() ? "" : " (" + e.section + ")") + ": click to search");
       out += "</title><rect x=\"";
-      px(out, legend_pos[i].x);
+      px(out, pos.x);
       out += "\" y=\"";
-      px(out, y - fs + 2);
-      out += "\" width=\"12.0\" height=\"12.0\" fill=\"";
+      px(out, y - swatch + 1);
+      out += "\" width=\"";
+      px(out, swatch);
+      out += "\" height=\"";
+      px(out, swatch);
+      out += "\" fill=\"";
       append_xml_escaped(out, e.fill);
-      out += "\" rx=\"2\" ry=\"2\"/><text x=\"";
-      px(out, legend_pos[i].x + 16);
+      out += "\" stroke=\"rgb(90,90,90)\" stroke-width=\"0.5\" rx=\"2\" ry=\"2\"/><text x=\"";
+      px(out, pos.x + swatch + 4);
       out += "\" y=\"";
-      px(out, y + 1);
+      px(out, y);
       out += "\">";
       append_xml_escaped(out, e.name);
       if (!e.share.empty()) {
@@ -223,7 +400,6 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
 
   out += "<g id=\"frames\">\n";
   const double scale = doc.total > 0 ? graph_width / doc.total : 0;
-  const double char_px = fs * o.font_width;
   std::string clean;
   for (const DrawFrame& f : doc.frames) {
     double x1 = xpad + f.x * scale, w = f.width * scale;
@@ -244,6 +420,8 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
     if (!f.category.empty()) {
       out += " fg:c=\"";
       append_xml_escaped(out, f.category);
+      out += "\" fg:s=\"";
+      exact(out, std::max(f.self, 0.0));
       out += "\"";
     }
     out += "><title>";
@@ -260,23 +438,15 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
     px(out, y2 - y1);
     out += "\" fill=\"";
     append_xml_escaped(out, f.fill);
-    out += "\" rx=\"2\" ry=\"2\"/><text x=\"";
+    out += "\" rx=\"2\" ry=\"2\"/><text";
+    Rgb fill;
+    if (parse_css_color(f.fill, fill) && white_text_on(fill)) out += " class=\"w\"";
+    out += " x=\"";
     px(out, x1 + 3);
     out += "\" y=\"";
     px(out, 3 + (y1 + y2) / 2);
     out += "\">";
-    // flamegraph.pl's truncation: whole name if it fits, else the first
-    // chars-2 characters and "..", nothing below three characters.
-    size_t chars = char_px > 0 ? static_cast<size_t>(w / char_px) : 0;
-    if (chars >= 3) {
-      size_t len = utf8_length(clean);
-      if (len <= chars) {
-        append_xml_escaped(out, clean);
-      } else {
-        append_xml_escaped(out, utf8_prefix(clean, chars - 2));
-        out += "..";
-      }
-    }
+    append_label(out, clean, char_px > 0 ? static_cast<size_t>(w / char_px) : 0);
     out += "</text></g>\n";
   }
   out += "</g>\n</svg>\n";

@@ -3,6 +3,8 @@
 // writes the document (header, controls, legend, frames, script).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +20,10 @@ struct DrawFrame {
   std::string fill;
   std::string info;       // tooltip text after the name, inside "( )"
   std::string category;
+  // The frame's own drawn width (width less its drawn children), weight
+  // units; written as fg:s for frames with a category (legend shares and
+  // `cat:` searches sum it). Negative: not computed.
+  double self = -1;
 };
 
 struct SvgDocument {
@@ -26,7 +32,26 @@ struct SvgDocument {
   double total = 0;  // width basis, weight units
   uint32_t max_depth = 0;
   std::vector<DrawFrame> frames;
+  std::vector<LegendEntry> legend;  // as drawn (see complete_legend)
 };
+
+// Sets each frame's `self` from the frames drawn inside it; `parent` gives
+// the index in `frames` of each frame's parent (-1 for the root).
+void set_drawn_self(std::vector<DrawFrame>& frames, const std::vector<int32_t>& parent);
+
+// `rows` completed as LegendEntry describes: empty shares computed from the
+// frames' drawn self widths (by `share_text` when given, else "12.3%"),
+// undrawn computed rows dropped, drawn categories without a row added, and
+// rows sorted by share (or by `order`, largest first) within each section
+// (sections keep their order).
+std::vector<LegendEntry> complete_legend(
+    const std::vector<LegendEntry>& rows, const std::vector<DrawFrame>& frames, double total,
+    const std::function<std::string(const std::string& category, double drawn_self)>& share_text = {},
+    const std::function<double(const std::string& category, double drawn_self)>& order = {});
+
+// A share with one decimal as the legend and the script's "Matched" print
+// it: "12.3%", "<0.1%" for a non-zero share that rounds to 0.
+std::string format_share1(double part, double whole);
 
 void write_svg_document(const SvgOptions& options, const SvgDocument& doc, std::string& out);
 

@@ -107,4 +107,11 @@ std::string_view utf8_prefix(std::string_view s, size_t n) {
   return s.substr(0, i);
 }
 
+std::string_view utf8_suffix(std::string_view s, size_t n) {
+  size_t len = utf8_length(s);
+  if (n >= len) return s;
+  std::string_view head = utf8_prefix(s, len - n);
+  return s.substr(head.size());
+}
+
 }  // namespace fg

@@ -20,5 +20,7 @@ std::string xml_escape(std::string_view s);
 size_t utf8_length(std::string_view s);
 // The first n code points of valid UTF-8.
 std::string_view utf8_prefix(std::string_view s, size_t n);
+// The last n code points of valid UTF-8.
+std::string_view utf8_suffix(std::string_view s, size_t n);
 
 }  // namespace fg

@@ -301,7 +301,7 @@ test('search highlights exactly the matching frames, Matched% counts nesting onc
     const dlg = await clickSearch(page, term);
     eq(dlg.type, 'prompt', 'Search button opens a prompt');
     const now = await frames(page);
-    const lit = new Set(now.filter((f) => f.fill === 'rgb(230,0,230)').map((f) => pathKey(fr[f.i].path)));
+    const lit = new Set(now.filter((f) => f.fill === 'rgb(208,0,208)').map((f) => pathKey(fr[f.i].path)));
     const want = new Set();
     for (const [n, d] of walk(mainTree)) if (d > 0 && re.test(n.name)) want.add(pathKey(n.path));
     check(want.size > 0, `search term ${term} matches nothing in the profile (pick another)`);
@@ -361,7 +361,7 @@ test('hostile frame names stay inert text', async () => {
   }
   // A regex with metacharacters from the names: matches literally.
   await clickSearch(page, '<script>|\\]\\]>');
-  eq((await frames(page)).filter((f) => f.fill === 'rgb(230,0,230)').length, 2, 'frames lit by /<script>|\\]\\]>/');
+  eq((await frames(page)).filter((f) => f.fill === 'rgb(208,0,208)').length, 2, 'frames lit by /<script>|\\]\\]>/');
   noErrors(page, 'hostile.svg');
   await page.close();
 });
@@ -407,57 +407,234 @@ test('URL parameters reproduce zoom and search after reload', async () => {
   await page.close();
 });
 
-test('category legend matches fgtool report --format json', async () => {
+// One definition of a frame's category (docs/reading-flamegraphs.md): a
+// legend row's share is the width drawn in its colour (each frame's own
+// part), which is what clicking it ("cat:NAME") reports as Matched, and for
+// resources what `fgtool report` says.
+const HIGHLIGHT = 'rgb(208,0,208)';
+const share1 = (part, whole) => {  // as the legend and "Matched" print a share
+  const v = whole > 0 ? 100 * part / whole : 0, r = Math.floor(v * 10 + 0.5) / 10;
+  return v > 0 && r === 0 ? '<0.1%' : r.toFixed(1) + '%';
+};
+async function legendRows(page) {
+  return page.evaluate(() => Array.from(document.querySelectorAll('#legend > g'), (g) => ({
+    cat: g.getAttribute('fg:cat'), text: g.querySelector('text').textContent, fill: g.querySelector('rect').getAttribute('fill'),
+    title: g.querySelector('title').textContent,
+  })));
+}
+// The drawn own width of every frame, from the DOM geometry alone.
+function ownWidths(fr) {
+  const own = new Map(fr.map((f) => [f, f.w]));
+  for (const f of fr) if (f.parent) own.set(f.parent, own.get(f.parent) - f.w);
+  return own;
+}
+
+test('category legend = width drawn in each colour = Matched of its cat: search = report', async () => {
   const folded = mainFolded;
   const svgFile = art('categories.svg');
   const help = fgtool(['svg', '--help']);
   check(/--colors category|category/.test(help), 'fgtool svg --help does not mention --colors category');
-  fgtool(['svg', '--colors', 'category', folded, '-o', svgFile]);
+  fgtool(['svg', '--colors', 'category', '--minwidth', '0', folded, '-o', svgFile]);
   const report = JSON.parse(fgtool(['report', '--format', 'json', folded]));
   const page = await openSvg(svgFile);
   noErrors(page, 'categories.svg');
-  const legend = await page.evaluate(() => Array.from(document.querySelectorAll('#legend > g'), (g) => ({
-    cat: g.getAttribute('fg:cat'), text: g.querySelector('text').textContent, fill: g.querySelector('rect').getAttribute('fill'),
-  })));
+  const legend = await legendRows(page);
   check(legend.length > 1, 'no legend');
-  const pct1 = (w) => (100 * w / report.total).toFixed(1) + '%';
-  const res = report.resource, other = res[res.length - 1];
-  const wantRes = res.slice(0, -1).filter((r) => r.self > 0);
-  // Phase rows read "NAME (phase) SHARE"; the category a row's click
-  // searches (fg:cat) must be the frames' category, NAME.
-  const isPhase = (l) => / \(phase\) /.test(l.text);
-  const catOf = (l) => (isPhase(l) ? l.text.replace(/ \(phase\) .*$/, '') : l.cat);
-  const gotRes = legend.filter((l) => !isPhase(l) && l.cat !== other.name);
-  eq(gotRes.map((l) => l.cat).join(','), wantRes.map((r) => r.name).join(','), 'resource categories in the legend');
-  for (const [i, r] of wantRes.entries()) {
-    eq(gotRes[i].text, `${r.name} ${pct1(r.self)}`, `legend text of ${r.name}`);
-    eq(gotRes[i].fill.toLowerCase(), r.color.toLowerCase(), `legend colour of ${r.name}`);
+  const fr = withPaths(await frames(page));
+  const own = ownWidths(fr);
+  const total = fr.find((f) => f.depth === 0).w;
+  const drawn = new Map();
+  for (const f of fr) if (f.cat) drawn.set(f.cat, (drawn.get(f.cat) || 0) + own.get(f)); else check(f.depth === 0, `frame ${f.title} has no category`);
+  // Every category drawn has exactly one row; rows say the drawn share.
+  eq(legend.map((l) => l.cat).sort().join(','), [...drawn.keys()].sort().join(','), 'legend rows = categories drawn');
+  let sum = 0;
+  for (const l of legend) {
+    eq(l.text, `${l.cat} ${share1(drawn.get(l.cat), total)}`, `legend text of ${l.cat}`);
+    sum += drawn.get(l.cat);
   }
-  const last = legend[legend.length - 1];
-  eq(last.text, `${other.name} ${pct1(other.self)}`, 'last legend row (other)');
-  for (const l of legend.filter(isPhase)) {
-    const name = catOf(l);
-    const p = report.phase.find((q) => q.name === name);
-    check(p, `legend phase ${name} not in the report`);
-    eq(l.text, `${name} (phase) ${pct1(p.self)}`, `legend text of phase ${name}`);
-    eq(l.fill.toLowerCase(), p.color.toLowerCase(), `legend colour of phase ${name}`);
+  near(sum, total, 1e-6 * total, 'legend rows add up to the whole graph');
+  // Resource rows are the report's resource shares (self), colour included.
+  const sections = await page.evaluate(() => Array.from(document.querySelectorAll('#legend > text'), (t) => t.textContent));
+  eq(sections.join(','), 'resource:,phase:', 'legend section labels');
+  for (const r of report.resource.slice(0, -1)) {
+    const l = legend.find((x) => x.cat === r.name);
+    if (r.self === 0) { check(!l || drawn.get(r.name) === 0, `${r.name}: no self time in the report but drawn`); continue; }
+    check(l, `report resource ${r.name} (${share1(r.self, report.total)}) missing from the legend`);
+    eq(l.text, `${r.name} ${share1(r.self, report.total)}`, `legend share of ${r.name} vs the report`);
+    eq(l.fill.toLowerCase(), r.color.toLowerCase(), `legend colour of ${r.name}`);
+    check(/\(resource\)/.test(l.title), `${r.name} row not in the resource section: ${l.title}`);
   }
-  // Every category a frame is coloured with is in the legend.
-  const fr = await frames(page);
-  const legendCats = new Set(legend.map(catOf));
-  for (const c of new Set(fr.map((f) => f.cat).filter(Boolean)))
-    check(legendCats.has(c), `frames of category ${c} but no legend row for it`);
+  // No two categories share a swatch colour, and none is the highlight.
+  eq(new Set(legend.map((l) => l.fill.toLowerCase())).size, legend.length, 'distinct legend colours');
+  check(!legend.some((l) => l.fill === HIGHLIGHT), 'a category uses the search highlight colour');
   await shot(page, 'categories.png', 'flamegraph-categories.png');
-  // Clicking a legend row searches its category: exactly its frames light up.
+  // Clicking a row searches its category: exactly its frames light up and
+  // Matched says the row's share, also while zoomed.
   for (const [k, l] of legend.entries()) {
-    const cat = catOf(l);
-    const want = fr.filter((f) => f.cat === cat).length;
-    if (!want) continue;
     await page.locator('#legend > g').nth(k).click();
-    const lit = (await frames(page)).filter((f) => f.fill === 'rgb(230,0,230)').length;
-    eq(lit, want, `frames lit by clicking legend row "${l.cat}"`);
+    const lit = (await frames(page)).filter((f) => f.fill === HIGHLIGHT).length;
+    eq(lit, fr.filter((f) => f.cat === l.cat).length, `frames lit by clicking legend row "${l.cat}"`);
+    eq(await textOf(page, '#matched'), `Matched: ${l.text.slice(l.cat.length + 1)}`, `Matched after clicking ${l.cat}`);
   }
+  const z = pickZoomTarget(fr, 3);
+  await page.click(`#frames > g:nth-child(${z.i + 1})`);
+  const top = legend[0];
+  await page.locator('#legend > g').nth(0).click();
+  let zown = 0;
+  for (const f of fr) if (f.cat === top.cat && (f === z || isAncestor(z, f))) zown += own.get(f);
+  eq(await textOf(page, '#matched'), `Matched: ${share1(drawn.get(top.cat), total)} (${share1(zown, z.w)} of zoomed)`,
+     `Matched for ${top.cat} while zoomed`);
   noErrors(page, 'legend');
+  await page.close();
+});
+
+test('wall-clock graph: frames blend warm to cold by their off-CPU share, split in the tooltip', async () => {
+  const folded = testdata('folded', 'wall.folded');
+  const stacks = readFolded(folded);
+  const svgFile = art('wall.svg');
+  fgtool(['svg', '--minwidth', '0', folded, '-o', svgFile]);
+  // off-CPU weight per path: stacks holding an [off-cpu...] frame.
+  const offOf = new Map(), totOf = new Map();
+  for (const { frames: fs_, weight } of stacks) {
+    const off = fs_.some((f) => f.startsWith('[off-cpu'));
+    for (let i = 0; i <= fs_.length; i++) {
+      const k = pathKey(fs_.slice(0, i));
+      totOf.set(k, (totOf.get(k) || 0) + weight);
+      if (off) offOf.set(k, (offOf.get(k) || 0) + weight);
+    }
+  }
+  const page = await openSvg(svgFile);
+  noErrors(page, 'wall.svg');
+  const fr = withPaths(await frames(page));
+  let kinds = { on: 0, off: 0, mixed: 0 };
+  for (const f of fr) {
+    if (f.depth === 0) continue;
+    const k = pathKey(f.path), share = (offOf.get(k) || 0) / totOf.get(k);
+    const [r, , b] = rgb(f.fill);
+    check(f.title.includes(`on-CPU ${(100 * (1 - share)).toFixed(1)}%, off-CPU ${(100 * share).toFixed(1)}%`),
+          `${f.path.join(';')}: tooltip lacks the on/off split (${(100 * share).toFixed(1)}% off): ${f.title}`);
+    if (share === 0) { check(r > b + 100, `${f.name} is on-CPU only but not warm: ${f.fill}`); kinds.on++; }
+    else if (share === 1) { check(b > r + 50, `${f.name} is off-CPU only but not cold: ${f.fill}`); kinds.off++; }
+    else {
+      // A blend: bluer than the warm palette ever is, warmer than the cold one.
+      check(b > 60 && r > 100, `${f.name} (${(100 * share).toFixed(0)}% off-CPU) is not a blend: ${f.fill}`);
+      kinds.mixed++;
+    }
+  }
+  check(kinds.on && kinds.off && kinds.mixed, `wall.folded should give all three kinds of frame: ${JSON.stringify(kinds)}`);
+  await shot(page, 'wall.png');
+  await page.close();
+});
+
+test('diff --by category: frames carry categories, neutral swatches, Matched = B share', async () => {
+  const a = testdata('categories', 'libtorch_fp.folded'), b = mainFolded, svgFile = art('diff-cat.svg');
+  fgtool(['diff', '--by', 'category', '--minwidth', '0', a, b, '-o', svgFile]);
+  const page = await openSvg(svgFile);
+  noErrors(page, 'diff-cat.svg');
+  const legend = await legendRows(page);
+  check(legend.length > 3, 'no category legend on the diff');
+  for (const l of legend) eq(l.fill, 'none', `swatch of ${l.cat} on a diff (red/blue mean change there)`);
+  const sub = await textOf(page, '#subtitle');
+  check(sub.startsWith('A = libtorch_fp.folded (scaled x') && sub.includes(', B = libtorch_dwarf.folded;'),
+        `diff subtitle does not name A and B: ${sub}`);
+  check(/scaled x[0-9.]+/.test(sub), `diff subtitle lacks the normalisation factor: ${sub}`);
+  const fr = withPaths(await frames(page));
+  const own = ownWidths(fr), total = fr.find((f) => f.depth === 0).w;
+  for (const [k, l] of legend.entries()) {
+    const m = /^(\S+) (\S+) -> (\S+) \(([+-][0-9.]+) pp\)$/.exec(l.text);
+    check(m, `diff legend row "${l.text}" is not "NAME A% -> B% (+x pp)"`);
+    let w = 0;
+    for (const f of fr) if (f.cat === l.cat) w += own.get(f);
+    eq(m[3], share1(w, total), `B share of ${l.cat} vs the drawn width`);
+    await page.locator('#legend > g').nth(k).click();
+    eq(await textOf(page, '#matched'), `Matched: ${m[3]}`, `Matched after clicking ${l.cat} on the diff`);
+    check((await frames(page)).some((f) => f.fill === HIGHLIGHT) === (fr.some((f) => f.cat === l.cat)), `${l.cat}: highlight`);
+  }
+  const f = fr.find((x) => x.cat === 'gemm');
+  check(f && /category gemm/.test(f.title), 'diff tooltips do not name the category');
+  check(/ pp/.test(f.title) && !/ pts/.test(f.title), `diff tooltip wording: ${f.title}`);
+  await shot(page, 'diff-categories.png');
+  noErrors(page, 'diff legend');
+  await page.close();
+});
+
+// Header and footer texts must neither overlap nor leave the image at any
+// font size from 10 to 16 and any width from 800 to 2400, with the longest
+// texts they can hold (Reset Search, Matched while zoomed, a long hover).
+test('layout: nothing overlaps or is clipped at font sizes 10-16 and widths 800-2400', async () => {
+  const title = 'libtorch training loop, 2 threads, DWARF unwinding, all CPUs, with a long title that must be cut short';
+  const files = [];
+  for (const fs_ of [10, 12, 14, 16]) for (const width of [800, 1200, 1600, 2400]) {
+    const cat = art(`layout-${fs_}-${width}.svg`);
+    fgtool(['svg', '--colors', 'category', '--font-size', String(fs_), '--width', String(width), '--title', title,
+            '--subtitle', 'cpu-clock at 999 Hz; command ./train --threads 2; duration 12.3 s', mainFolded, '-o', cat]);
+    const diff = art(`layout-diff-${fs_}-${width}.svg`);
+    fgtool(['diff', '--by', 'category', '--font-size', String(fs_), '--width', String(width),
+            testdata('categories', 'libtorch_fp.folded'), mainFolded, '-o', diff]);
+    files.push([cat, fs_, width], [diff, fs_, width]);
+  }
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  for (const [file, fs_, width] of files) {
+    await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+    // Zoom into a deep frame, search, hover the widest leaf-side frame.
+    const fr = withPaths(await frames(page));
+    const z = fr.filter((f) => f.depth === 3).sort((x, y) => y.w - x.w)[0];
+    await page.click(`#frames > g:nth-child(${z.i + 1})`);
+    await page.evaluate(() => search('.'));
+    const deep = fr.filter((f) => isAncestor(z, f)).sort((x, y) => y.name.length - x.name.length)[0];
+    await page.evaluate((i) => {
+      const g = document.getElementById('frames').children[i];
+      g.querySelector('rect').dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    }, (deep || z).i);
+    const boxes = await page.evaluate(() => {
+      const box = (e, what) => { const b = e.getBBox(); return { what, x: b.x, y: b.y, w: b.width, h: b.height }; };
+      const out = [];
+      for (const id of ['title', 'subtitle', 'unzoom', 'search', 'ignorecase', 'matched', 'details']) {
+        const e = document.getElementById(id);
+        if (e && e.textContent.trim()) out.push(box(e, '#' + id));
+      }
+      for (const g of document.querySelectorAll('#legend > g')) out.push(box(g, 'legend ' + g.getAttribute('fg:cat')));
+      for (const t of document.querySelectorAll('#legend > text')) out.push(box(t, 'legend label ' + t.textContent));
+      let top = Infinity;
+      for (const g of document.getElementById('frames').children)
+        if (getComputedStyle(g).display !== 'none') top = Math.min(top, g.querySelector('rect').getBBox().y);
+      const vb = document.documentElement.viewBox.baseVal;
+      return { out, top, W: vb.width, H: vb.height, matched: document.getElementById('matched').textContent };
+    });
+    const where = `${path.basename(file)} (font ${fs_}, width ${width})`;
+    check(/of zoomed/.test(boxes.matched), `${where}: Matched text while zoomed: ${boxes.matched}`);
+    for (const b of boxes.out) {
+      check(b.x >= -0.5 && b.y >= -0.5 && b.x + b.w <= boxes.W + 0.5 && b.y + b.h <= boxes.H + 0.5,
+            `${where}: ${b.what} is clipped: ${JSON.stringify(b)} in ${boxes.W}x${boxes.H}`);
+      const footer = b.what === '#matched' || b.what === '#details';
+      if (!footer) check(b.y + b.h <= boxes.top + 0.5, `${where}: ${b.what} runs into the frames (top ${boxes.top}): ${JSON.stringify(b)}`);
+    }
+    for (let i = 0; i < boxes.out.length; i++) for (let j = i + 1; j < boxes.out.length; j++) {
+      const p = boxes.out[i], q = boxes.out[j];
+      const overlap = p.x < q.x + q.w - 0.5 && q.x < p.x + p.w - 0.5 && p.y < q.y + q.h - 0.5 && q.y < p.y + p.h - 0.5;
+      check(!overlap, `${where}: ${p.what} ${JSON.stringify(p)} overlaps ${q.what} ${JSON.stringify(q)}`);
+    }
+    if (fs_ === 16 && width === 800) await shot(page, `layout-${path.basename(file, '.svg')}.png`);
+    await page.setViewportSize({ width: 1200, height: 800 });
+  }
+  check(page.errors.length === 0, `layout: page errors: ${page.errors.join(' | ')}`);
+  await page.close();
+});
+
+test('--fluid: width 100% with a viewBox, script still zooms', async () => {
+  const svgFile = art('fluid.svg');
+  fgtool(['svg', '--fluid', mainFolded, '-o', svgFile]);
+  const page = await openSvg(svgFile);
+  const attrs = await page.evaluate(() => [document.documentElement.getAttribute('width'), document.documentElement.getAttribute('viewBox')]);
+  eq(attrs[0], '100%', 'fluid SVG width');
+  check(/^0 0 1200 /.test(attrs[1]), `fluid SVG viewBox: ${attrs[1]}`);
+  const fr = withPaths(await frames(page));
+  const z = pickZoomTarget(fr, 4);
+  await page.click(`#frames > g:nth-child(${z.i + 1})`);
+  near(Number((await frames(page))[z.i].rw), 1180, 0.05, 'zoomed width in viewBox units');
+  noErrors(page, 'fluid');
   await page.close();
 });
 

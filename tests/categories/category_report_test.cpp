@@ -72,7 +72,7 @@ TEST(CategoryReport, DiffAgainstItselfIsZeroAndAgainstFpMoves) {
   CategoryReport a = dwarf_report();
   std::string text = format_category_diff_text(a, a);
   EXPECT_EQ(text.find("+0.1 pts"), std::string::npos);
-  EXPECT_NE(text.find("+0.0 pts"), std::string::npos);
+  EXPECT_NE(text.find("+0.0 pp"), std::string::npos);
   auto j = nlohmann::json::parse(format_category_diff_json(a, a));
   for (const auto& row : j["resource"]) EXPECT_EQ(row["change_points"].get<double>(), 0.0);
 
@@ -138,11 +138,11 @@ TEST(CategoryReportCli, SvgColorsByCategoryAndDiffByCategory) {
   std::string svg = fg::test::read_file(dir + "/c.svg");
   EXPECT_EQ(fg::test::xml_wellformed_error(svg), "");
   EXPECT_NE(svg.find("gemm"), std::string::npos);
-  EXPECT_NE(svg.find("#1864ab"), std::string::npos);  // the gemm colour (legend swatch)
+  EXPECT_NE(svg.find("#0e64ac"), std::string::npos);  // the gemm colour (legend swatch)
 
   r = run_shell(shell_quote(bin) + " diff --by category " + shell_quote(a) + " " + shell_quote(b));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("sync           24.5%    0.1%  -24.4 pts"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sync           24.5%    0.1%   -24.4 pp"), std::string::npos) << r.out;
   r = run_shell(shell_quote(bin) + " diff --by category --format json " + shell_quote(a) + " " + shell_quote(b));
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -152,5 +152,5 @@ TEST(CategoryReportCli, SvgColorsByCategoryAndDiffByCategory) {
   ASSERT_EQ(r.status, 0) << r.err;
   svg = fg::test::read_file(dir + "/d.svg");
   EXPECT_EQ(fg::test::xml_wellformed_error(svg), "");
-  EXPECT_NE(svg.find("-24.4 pts"), std::string::npos);
+  EXPECT_NE(svg.find("sync 24.5% -&gt; 0.1% (-24.4 pp)"), std::string::npos);
 }

@@ -58,7 +58,7 @@ TEST_F(Browser, UrlRestoresZoomAndSearch) {
   EXPECT_NE(dom.find("<g fg:x=\"3\" fg:w=\"54\" class=\"parent\"><title>run"), std::string::npos);
   EXPECT_NE(dom.find("<title>compute (47 samples, 81.03%)</title><rect x=\"10.0\" y=\"53.0\" width=\"1180.0\""),
             std::string::npos);
-  EXPECT_NE(dom.find("fill=\"rgb(230,0,230)\""), std::string::npos);  // highlighted matches
+  EXPECT_NE(dom.find("fill=\"rgb(208,0,208)\""), std::string::npos);  // highlighted matches
 }
 
 TEST_F(Browser, HoverClickZoomSearchUnzoom) {

@@ -34,6 +34,22 @@ TEST(CliSvg, RendersFileAndStdinAndGzip) {
   EXPECT_EQ(test::xml_wellformed_error(r.out), "");
 }
 
+TEST(CliSvg, PerfDataGraphSaysHowItWasRecorded) {
+  // testdata/perf/fp.data: perf record -e cpu-clock -F 499 -g ./prog 150000000 (testdata/perf/README.md).
+  auto r = run_shell(bin() + " svg --no-javascript " + shell_quote(test::testdata("perf/fp.data")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  size_t at = r.out.find("<text id=\"subtitle\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string sub = r.out.substr(at, r.out.find("</text>", at) - at);
+  EXPECT_NE(sub.find(">cpu-clock at 499 Hz; command: ./prog 150000000; "), std::string::npos) << sub;
+  EXPECT_NE(sub.find(" s sampled"), std::string::npos) << sub;
+  // --subtitle wins; folded input gets none.
+  r = run_shell(bin() + " svg --no-javascript --subtitle mine " + shell_quote(test::testdata("perf/fp.data")));
+  EXPECT_NE(r.out.find("<text id=\"subtitle\" x=\"600.0\" y=\"48.0\">mine</text>"), std::string::npos);
+  r = run_shell(bin() + " svg --no-javascript " + data("small.folded"));
+  EXPECT_EQ(r.out.find("id=\"subtitle\""), std::string::npos);
+}
+
 TEST(CliSvg, FlamechartAndReverse) {
   auto r = run_shell("printf 'm;a 1\\nm;b 1\\nm;a 1\\n' | " + bin() + " svg --flamechart --no-javascript");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -131,7 +131,7 @@ TEST(Diff, TopTable) {
   EXPECT_LT(table.find("leaf", gains), losses);
   EXPECT_NE(table.find("  y\n", losses), std::string::npos);
   // y: 30 of 50 (60%) before, 10 of 60 (16.67%) after.
-  EXPECT_NE(table.find("   -43.33%   60.00%   16.67%             30             10  y\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("     -43.33   60.00%   16.67%             30             10  y\n"), std::string::npos) << table;
 }
 
 TEST(DiffGolden, BeforeAfter) {

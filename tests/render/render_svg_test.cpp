@@ -151,6 +151,55 @@ TEST(Svg, NamesThatDoNotFitEndWithDots) {
   EXPECT_NE(svg.find(">abcdefghijk..</text>"), std::string::npos) << svg;
 }
 
+TEST(Svg, QualifiedCppNamesKeepTheirTail) {
+  FoldedProfile p;
+  p.add_stack("main;at::native::(anonymous namespace)::addmm_impl_cpu_", 1);
+  p.add_stack("main;std::vector<float, std::allocator<float> >", 1);
+  p.add_stack("main;other", 8);
+  SvgOptions o = static_options();
+  o.width = 1000;  // 98 px each: 13 characters
+  std::string svg = render(p, o);
+  EXPECT_NE(svg.find(">..m_impl_cpu_</text>"), std::string::npos) << svg;  // not "at::native::.."
+  EXPECT_NE(svg.find(">std::vector..</text>"), std::string::npos) << svg;  // ends in '>': head kept
+}
+
+TEST(Svg, LegendSharesComeFromTheDrawnWidth) {
+  // gemm frames: "compute;gemm" (40 own of its 40) inside "compute" (also
+  // gemm, 47 - 40 - 7 = 0 own) -> 40 of 58 = 69.0%; relu (7) is "act".
+  FoldedProfile p = load("small.folded");
+  SvgOptions o = static_options();
+  o.frame_style = [&](FrameId f) {
+    std::string_view n = p.frame_name(f);
+    if (n.rfind("gemm", 0) == 0 || n == "compute") return FrameStyle{"rgb(1,2,3)", "gemm"};
+    if (n == "relu") return FrameStyle{"rgb(4,5,6)", "act"};
+    if (n == "write") return FrameStyle{"rgb(7,8,9)", "io"};
+    return FrameStyle{"rgb(9,9,9)", "other"};
+  };
+  // "never" is not drawn (dropped); "io" has no row (added); "act" before "gemm" is re-sorted.
+  o.legend = {{"act", "rgb(4,5,6)", "", "resource"}, {"gemm", "rgb(1,2,3)", "", "resource"},
+              {"never", "rgb(0,0,0)", "", "resource"}, {"other", "rgb(9,9,9)", "", ""}};
+  std::string svg = render(p, o);
+  size_t gemm = svg.find(">gemm 69.0%</text>"), act = svg.find(">act 12.1%</text>");
+  ASSERT_NE(gemm, std::string::npos) << svg;
+  ASSERT_NE(act, std::string::npos);
+  EXPECT_LT(gemm, act);  // largest first
+  EXPECT_EQ(svg.find(">never"), std::string::npos);
+  EXPECT_NE(svg.find(">io 3.4%</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">resource:</text>"), std::string::npos);
+  EXPECT_NE(svg.find("fg:c=\"gemm\" fg:s=\"0\""), std::string::npos);   // compute: nothing of its own
+  EXPECT_NE(svg.find("fg:c=\"gemm\" fg:s=\"40\""), std::string::npos);  // gemm<float>
+}
+
+TEST(Svg, WallFramesBlendByOffCpuShareWithTheSplitInTheTooltip) {
+  std::string svg = render(load("wall.folded"), static_options());
+  // wall.folded: run = 505, of which 5 + 80 + 300 are under [off-cpu...] frames.
+  EXPECT_NE(svg.find("<title>run (505 samples, 100.00%, on-CPU 23.8%, off-CPU 76.2% of this frame)"), std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("<title>compute (120 samples, 23.76%, on-CPU 100.0%, off-CPU 0.0% of this frame)"),
+            std::string::npos);
+  EXPECT_NE(svg.find(">warm: on-CPU, blue: off-CPU"), std::string::npos);  // the subtitle explains
+}
+
 TEST(Svg, CategoryHookAndLegend) {
   FoldedProfile p = load("small.folded");
   SvgOptions o = static_options();
