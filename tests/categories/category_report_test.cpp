@@ -56,6 +56,65 @@ TEST(CategoryReport, GoldenJson) {
   EXPECT_EQ(j["matrix"]["weight"][0].size(), j["resource"].size());
 }
 
+CategoryReport report_of(const std::string& folded) {
+  static CategoryRules rules = CategoryRules::defaults();
+  static CategoryMatcher matcher(rules);
+  static FoldedProfile p;
+  p = FoldedProfile();
+  std::string path = fg::test::temp_dir() + "/x.folded";
+  fg::test::write_file(path, folded);
+  read_folded(path, p);
+  static std::unique_ptr<ProfileCategories> pc;
+  pc = std::make_unique<ProfileCategories>(p, matcher);
+  return build_category_report(*pc, 5, "x.folded");
+}
+
+// Rows by share (largest first, "other" last); the top finding names its
+// knob: OpenBLAS's own threads point at OPENBLAS_NUM_THREADS, not OpenMP's.
+TEST(CategoryReport, RowsByShareAndFindingsNameTheKnob) {
+  std::string blas = "t;clone3;start_thread;blas_thread_server;__GI_sched_yield;entry_SYSCALL_64_after_hwframe 60\n"
+                     "t;main;_dl_start;_dl_relocate_object;do_lookup_x 10\n"
+                     "t;main;at::linear;sgemm_kernel_SKYLAKEX 25\n"
+                     "t;main;mystery_function 5\n";
+  CategoryReport r = report_of(blas);
+  std::string text = format_report_text(r);
+  size_t b = text.find("\nblas-threads"), g = text.find("\ngemm"), d = text.find("\ndynamic-linker"),
+         o = text.find("\nother");
+  ASSERT_NE(b, std::string::npos) << text;
+  ASSERT_NE(d, std::string::npos) << text;  // the dynamic linker, not "loader"
+  EXPECT_EQ(text.find("\nloader"), std::string::npos) << text;
+  EXPECT_LT(b, g);
+  EXPECT_LT(g, d);
+  EXPECT_LT(d, o);
+  std::vector<std::string> f = report_findings(r);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rfind("60.0% of the profile is OpenBLAS", 0), 0u) << f[0];
+  EXPECT_NE(f[0].find("OPENBLAS_NUM_THREADS=1"), std::string::npos) << f[0];
+  EXPECT_NE(text.find("=> 60.0% of the profile is OpenBLAS"), std::string::npos) << text;
+
+  // OpenMP waiting: OMP_NUM_THREADS; an unresolved object that matters is
+  // named with how to get its symbols; cut-short stacks with the fix.
+  CategoryReport omp = report_of("t;clone3;start_thread;[libgomp.so.1.0.0] 63\n"
+                                 "t;[unknown];main;at::linear;sgemm_kernel_SKYLAKEX 30\n"
+                                 "t;main;at::linear;[libtorch_cpu.so.1.13.0] 2\n"
+                                 "t;main;work 5\n");
+  f = report_findings(omp);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_NE(f[0].find("63.0% of the profile is OpenMP"), std::string::npos) << f[0];
+  EXPECT_NE(f[0].find("OMP_NUM_THREADS=1"), std::string::npos) << f[0];
+  EXPECT_NE(f[1].find("63.0% in [libgomp.so.1.0.0]"), std::string::npos) << f[1];
+  EXPECT_EQ(f[1].find("libtorch_cpu"), std::string::npos) << f[1];  // 2% does not matter
+  EXPECT_NE(f[1].find("-dbgsym"), std::string::npos) << f[1];
+  EXPECT_NE(f[1].find("--symfs"), std::string::npos) << f[1];
+  EXPECT_NE(f[1].find("DEBUGINFOD_URLS"), std::string::npos) << f[1];
+  EXPECT_NE(f[2].find("30.0% is in stacks cut short"), std::string::npos) << f[2];
+  EXPECT_NE(f[2].find("--stack-size"), std::string::npos) << f[2];
+  auto j = nlohmann::json::parse(format_report_json(omp));
+  EXPECT_NEAR(j["cut_short_share"].get<double>(), 0.30, 1e-6);
+  EXPECT_EQ(j["unresolved_objects"][0]["frame"], "[libgomp.so.1.0.0]");
+  EXPECT_EQ(j["findings"].size(), 3u);
+}
+
 TEST(CategoryReport, CsvHasOneRowPerShare) {
   CategoryReport r = dwarf_report();
   std::string csv = format_report_csv(r);
@@ -142,7 +201,7 @@ TEST(CategoryReportCli, SvgColorsByCategoryAndDiffByCategory) {
 
   r = run_shell(shell_quote(bin) + " diff --by category " + shell_quote(a) + " " + shell_quote(b));
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("sync           24.5%    0.1%  -24.4 pts"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sync               24.5%    0.1%  -24.4 pts"), std::string::npos) << r.out;
   r = run_shell(shell_quote(bin) + " diff --by category --format json " + shell_quote(a) + " " + shell_quote(b));
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
