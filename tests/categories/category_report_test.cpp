@@ -213,3 +213,36 @@ TEST(CategoryReportCli, SvgColorsByCategoryAndDiffByCategory) {
   EXPECT_EQ(fg::test::xml_wellformed_error(svg), "");
   EXPECT_NE(svg.find("-24.4 pts"), std::string::npos);
 }
+
+// oneDNN verbose logs fold as PRIMITIVE;IMPLEMENTATION;SHAPE: the primitive
+// decides the category, the same ones perf.data frames of those kernels get.
+TEST(CategoryReportCli, OnednnVerbosePrimitivesHaveCategories) {
+  std::string bin = fg::test::fgtool_bin();
+  struct Case {
+    const char* log;
+    const char* top;
+  } cases[] = {{"traces/onednn_v2_conv.log", "eltwise"}, {"traces/onednn_v3.log", "gemm"},
+               {"traces/dnnl_v1.log", "gemm"}, {"traces/mkldnn_v0.log", "conv"}};
+  for (const Case& c : cases) {
+    auto r = run_shell(shell_quote(bin) + " report --format json " + shell_quote(fg::test::testdata(c.log)));
+    ASSERT_EQ(r.status, 0) << c.log << ": " << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["other_share"]["resource"].get<double>(), 0.0) << c.log << "\n" << r.out.substr(0, 2000);
+    std::string top;
+    double best = -1;
+    for (const auto& s : j["resource"])
+      if (s["self_share"].get<double>() > best) {
+        best = s["self_share"].get<double>();
+        top = s["name"];
+      }
+    EXPECT_EQ(top, c.top) << c.log;
+  }
+  auto r = run_shell(shell_quote(bin) + " rules --classify convolution inner_product matmul reorder pooling "
+                                        "batch_normalization layer_normalization softmax eltwise");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* want : {"convolution\tresource=conv", "inner_product\tresource=gemm", "matmul\tresource=gemm",
+                           "reorder\tresource=eltwise", "pooling\tresource=eltwise",
+                           "batch_normalization\tresource=eltwise", "layer_normalization\tresource=eltwise",
+                           "softmax\tresource=eltwise", "eltwise\tresource=eltwise"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+}
