@@ -37,7 +37,7 @@ int run_diff(const std::vector<std::string>& args) {
       ("by", po::value(&by), "'category': the category table of A and B side by side (text; --format json for "
                              "JSON); with -o OUT.svg also the diff SVG, its legend summarising the change")
       ("rules", po::value(&rules_file), "with --by category: a category rules file (see 'fgtool help rules')");
-  fg::cli::add_svg_options(options, svg, false);
+  fg::cli::add_svg_options(options, svg, false, "Differential Flame Graph");
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;

@@ -164,6 +164,7 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
   doc.max_depth = layout.max_depth;
   FrameColorer colorer{o, resolve_palette(o, p)};
   palette_background(colorer.palette, doc.background_top, doc.background_bottom);
+  if (!o.background.empty()) background_colors(o.background, doc.background_top, doc.background_bottom);
   const std::string count_name = o.count_name.empty() ? p.units : o.count_name;
   const bool wall = colorer.palette == "wall";
   std::vector<uint8_t> off_cpu(wall ? p.node_count() : 0, 0);
@@ -255,6 +256,7 @@ void FlameChartBuilder::render(const SvgOptions& o, std::string& out) const {
   double min_width = min_width_in_units(o.min_width, doc.total, o.width - 20.0);
   FrameColorer colorer{o, resolve_palette(o, m.names)};
   palette_background(colorer.palette, doc.background_top, doc.background_bottom);
+  if (!o.background.empty()) background_colors(o.background, doc.background_top, doc.background_bottom);
   const std::string count_name = o.count_name.empty() ? m.names.units : o.count_name;
   const bool wall = colorer.palette == "wall";
   std::vector<uint8_t> off_cpu(m.nodes.size(), 0);

@@ -33,5 +33,8 @@ Rgb palette_color(std::string_view palette, std::string_view name, double v1, do
 
 // Background gradient (top, bottom) for a palette.
 void palette_background(std::string_view palette, std::string& top, std::string& bottom);
+// flamegraph.pl's --bgcolors: a gradient name (yellow, blue, green, grey) or
+// a flat "#rrggbb". False (top/bottom untouched) for anything else.
+bool background_colors(std::string_view spec, std::string& top, std::string& bottom);
 
 }  // namespace fg
