@@ -27,6 +27,29 @@ std::string weight_text(double w) {
   if (std::fabs(w - std::round(w)) < 1e-9 && std::fabs(w) < 1e15) return fmt("%.0f", w);
   return fmt("%.3f", w);
 }
+// "1234567.5" -> "1,234,567.5": digits grouped in threes before the point.
+std::string group_thousands(std::string s) {
+  size_t start = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  size_t end = s.find('.');
+  if (end == std::string::npos) end = s.size();
+  for (size_t i = end; i > start + 3; i -= 3) s.insert(i - 3, ",");
+  return s;
+}
+// Seconds per unit for time units, 0 for counts (as in folded/profile_loader.h).
+double unit_seconds(const std::string& u) {
+  return u == "ns" ? 1e-9 : u == "us" ? 1e-6 : u == "ms" ? 1e-3 : u == "s" ? 1 : 0;
+}
+// A weight for people: time in ms or s, counts with separators.
+std::string human_weight(double w, const std::string& units) {
+  double sec = unit_seconds(units);
+  if (sec > 0) {
+    double s = w * sec;
+    if (std::fabs(s) >= 10) return group_thousands(fmt("%.1f", s)) + " s";
+    if (std::fabs(s) >= 1) return fmt("%.2f", s) + " s";
+    return group_thousands(fmt("%.1f", s * 1e3)) + " ms";
+  }
+  return group_thousands(weight_text(w));
+}
 std::string pad(std::string s, size_t width, bool right = false) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
@@ -153,15 +176,17 @@ static std::vector<size_t> by_share(const std::vector<CategoryShare>& shares) {
   return order;
 }
 
-static std::string share_table(const char* title, const std::vector<CategoryShare>& shares, double total) {
+static std::string share_table(const char* title, const std::vector<CategoryShare>& shares, double total,
+                               const std::string& units) {
   size_t w = 10;
   for (const auto& s : shares) w = std::max(w, s.name.size() + 2);
-  std::string out = pad(title, w) + pad("SELF", 8, true) + pad("INCL", 8, true) + pad("SELF WEIGHT", 16, true) + "\n";
+  const std::string head = unit_seconds(units) > 0 ? "SELF TIME" : "SELF " + units;
+  std::string out = pad(title, w) + pad("SELF", 8, true) + pad("INCL", 8, true) + pad(head, 18, true) + "\n";
   for (size_t i : by_share(shares)) {
     const CategoryShare& s = shares[i];
     if (s.self == 0 && s.inclusive == 0 && s.name != "other") continue;
     out += pad(s.name, w) + pad(pct(s.self, total), 8, true) + pad(pct(s.inclusive, total), 8, true) +
-           pad(weight_text(s.self), 16, true) + "\n";
+           pad(human_weight(s.self, units), 18, true) + "\n";
   }
   return out;
 }
@@ -169,13 +194,16 @@ static std::string share_table(const char* title, const std::vector<CategoryShar
 std::string format_report_text(const CategoryReport& r) {
   std::string out;
   out += "Category report" + (r.source.empty() ? std::string() : " for " + r.source) + ": total " +
-         weight_text(r.total) + " " + r.units + "\n";
+         (unit_seconds(r.units) > 0 ? human_weight(r.total, r.units) + " (" + group_thousands(weight_text(r.total)) + " " +
+                                          r.units + ")"
+                                    : human_weight(r.total, r.units) + " " + r.units) +
+         "\n";
   out += "SELF: samples whose own category it is (resource: leaf-most matching frame; phase: outer-most).\n";
   out += "INCL: samples with the category anywhere on the stack.\n\n";
-  out += share_table("RESOURCE", r.resource, r.total);
+  out += share_table("RESOURCE", r.resource, r.total, r.units);
   for (const std::string& line : report_findings(r)) out += "=> " + line + "\n";
   out += "\n";
-  out += share_table("PHASE", r.phase, r.total) + "\n";
+  out += share_table("PHASE", r.phase, r.total, r.units) + "\n";
 
   // Matrix: rows are resources, columns phases (fewer of them), percent of total.
   std::vector<size_t> cols, rows;

@@ -246,3 +246,35 @@ TEST(CategoryReportCli, OnednnVerbosePrimitivesHaveCategories) {
                            "softmax\tresource=eltwise", "eltwise\tresource=eltwise"})
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
 }
+
+// `fold -o x.folded && report x.folded` keeps the unit (a first line that
+// flamegraph.pl skips); stdout stays the drop-in format; tables are in ms/s.
+TEST(CategoryReportCli, UnitsSurviveTheFoldedRoundTrip) {
+  std::string bin = fg::test::fgtool_bin();
+  std::string dir = fg::test::temp_dir();
+  std::string data = fg::test::testdata("fold/fp_static.data");
+  auto r = run_shell(shell_quote(bin) + " fold " + shell_quote(data) + " -o " + shell_quote(dir + "/x.folded"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string folded = fg::test::read_file(dir + "/x.folded");
+  EXPECT_EQ(folded.rfind("# fgtool units=ns\n", 0), 0u) << folded.substr(0, 200);
+  r = run_shell(shell_quote(bin) + " fold " + shell_quote(data));
+  EXPECT_EQ(r.out.find("# fgtool"), std::string::npos);
+  EXPECT_EQ(r.out, folded.substr(folded.find('\n') + 1));  // otherwise byte-identical
+  r = run_shell(shell_quote(bin) + " report " + shell_quote(dir + "/x.folded"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string first = r.out.substr(0, r.out.find('\n'));
+  EXPECT_NE(first.find(" ns)"), std::string::npos) << first;
+  EXPECT_NE(first.find(" ms ("), std::string::npos) << first;
+  EXPECT_EQ(r.out.find("samples)"), std::string::npos) << first;
+  EXPECT_NE(r.out.find("SELF TIME"), std::string::npos) << r.out;
+  r = run_shell(shell_quote(bin) + " report --format json " + shell_quote(dir + "/x.folded"));
+  EXPECT_EQ(nlohmann::json::parse(r.out)["units"], "ns");
+  // A folded file from another tool: samples unless told.
+  fg::test::write_file(dir + "/foreign.folded", "app;main;work 10\n");
+  r = run_shell(shell_quote(bin) + " report --unit us " + shell_quote(dir + "/foreign.folded"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("(10 us)"), std::string::npos) << r.out.substr(0, 200);
+  r = run_shell(shell_quote(bin) + " report " + shell_quote(dir + "/x.folded") + " " + shell_quote(dir + "/foreign.folded"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("different units"), std::string::npos) << r.err;
+}
