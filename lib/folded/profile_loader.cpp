@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 
@@ -78,6 +79,12 @@ double seconds_per_unit(const std::string& units) {
   return 0;
 }
 
+double time_unit_factor(const std::string& from, const std::string& to) {
+  auto exponent = [](const std::string& u) { return u == "ns" ? -9 : u == "us" ? -6 : u == "ms" ? -3 : 0; };
+  if (seconds_per_unit(from) == 0 || seconds_per_unit(to) == 0) return 0;
+  return std::pow(10.0, exponent(from) - exponent(to));  // a power of ten, exact in a double
+}
+
 FoldedProfile load_profiles(const std::vector<std::string>& paths, const ProfileLoadOptions& options,
                             std::string* label) {
   FoldedProfile profile;
@@ -95,13 +102,13 @@ FoldedProfile load_profiles(const std::vector<std::string>& paths, const Profile
         profile.merge(p);
       } else if (p.units == profile.units) {
         profile.merge(p);
-      } else if (seconds_per_unit(p.units) > 0 && seconds_per_unit(profile.units) > 0) {
+      } else if (double factor = time_unit_factor(p.units, profile.units); factor > 0) {
         // Both are time: add them in the first input's unit, and say so.
         std::string note = "note: " + in + " is in " + p.units + ", converted to " + profile.units + " (the unit of " +
                            first + ")";
         if (options.warn) options.warn(note);
         else std::fprintf(stderr, "fgtool: %s\n", note.c_str());
-        profile.merge(p, seconds_per_unit(p.units) / seconds_per_unit(profile.units));
+        profile.merge(p, factor);
       } else {
         throw UsageError(in + " is in " + p.units + " but " + first + " is in " + profile.units +
                          ": inputs of different units cannot be added (give folded files from other tools their "

@@ -23,6 +23,8 @@ struct ProfileLoadOptions {
 
 // Seconds per unit for time units (ns, us, ms, s), 0 for anything else.
 double seconds_per_unit(const std::string& units);
+// What a count in `from` is in `to` (1000 for us -> ns, exactly), 0 unless both are time units.
+double time_unit_factor(const std::string& from, const std::string& to);
 
 struct ProfileLoader {
   std::string name;  // e.g. "perf.data", shown in messages

@@ -278,3 +278,22 @@ TEST(CategoryReportCli, UnitsSurviveTheFoldedRoundTrip) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("different units"), std::string::npos) << r.err;
 }
+
+// diff of two units: time converted (with a note), raw counts of a count
+// and a time refused.
+TEST(CategoryReportCli, DiffOfDifferentUnitsIsNeverSilent) {
+  std::string bin = fg::test::fgtool_bin();
+  std::string dir = fg::test::temp_dir();
+  fg::test::write_file(dir + "/us.folded", "# fgtool units=us\nm;x 2\n");
+  fg::test::write_file(dir + "/ns.folded", "# fgtool units=ns\nm;x 1000\n");
+  fg::test::write_file(dir + "/plain.folded", "m;x 7\n");
+  auto r = run_shell(shell_quote(bin) + " diff --no-normalize --format folded " + shell_quote(dir + "/us.folded") + " " +
+                     shell_quote(dir + "/ns.folded"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "m;x 2000 1000\n");
+  EXPECT_NE(r.err.find("converted to ns"), std::string::npos) << r.err;
+  r = run_shell(shell_quote(bin) + " diff --no-normalize --format folded " + shell_quote(dir + "/plain.folded") + " " +
+                shell_quote(dir + "/ns.folded"));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("plain.folded is in samples"), std::string::npos) << r.err;
+}
