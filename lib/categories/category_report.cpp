@@ -438,9 +438,11 @@ std::string relative_change(double wa, double wb) {
 }  // namespace
 
 std::string format_category_diff_text(const CategoryReport& a, const CategoryReport& b) {
-  std::string out = "Category diff: A = " + (a.source.empty() ? std::string("A") : a.source) + " (" +
-                    weight_text(a.total) + " " + a.units + "), B = " + (b.source.empty() ? std::string("B") : b.source) +
-                    " (" + weight_text(b.total) + " " + b.units + ")\n";
+  auto total = [](const CategoryReport& r) {
+    return unit_seconds(r.units) > 0 ? human_weight(r.total, r.units) : human_weight(r.total, r.units) + " " + r.units;
+  };
+  std::string out = "Category diff: A = " + (a.source.empty() ? std::string("A") : a.source) + " (" + total(a) +
+                    "), B = " + (b.source.empty() ? std::string("B") : b.source) + " (" + total(b) + ")\n";
   out += "Shares are self shares of each profile's total; CHANGE is B - A in percentage points; WEIGHT is the "
          "relative change in weight.\n\n";
   for (int k = 0; k < kCategoryKinds; ++k) {
