@@ -38,7 +38,7 @@ int run_diff(const std::vector<std::string>& args) {
       ("by", po::value(&by), "'category': the category table of A and B side by side (text; --format json for "
                              "JSON); with -o OUT.svg also the diff SVG, its legend summarising the change")
       ("rules", po::value(&rules_file), "with --by category: a category rules file (see 'fgtool help rules')");
-  fg::cli::add_svg_options(options, svg, false);
+  fg::cli::add_svg_options(options, svg, false, "Differential Flame Graph");
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
@@ -69,8 +69,24 @@ int run_diff(const std::vector<std::string>& args) {
     lo.lenient = lenient;
     fg::load_profile(inputs[0], a, lo);
     fg::load_profile(inputs[1], b, lo);
-    if (a.units != b.units && !a.units.empty() && !b.units.empty())
-      std::cerr << "fgtool diff: warning: comparing " << a.units << " with " << b.units << "\n";
+    if (a.units != b.units && !a.units.empty() && !b.units.empty()) {
+      // Never silent: time units are converted to B's, shares of other
+      // units compared only when normalised (and said), raw counts refused.
+      if (double factor = fg::time_unit_factor(a.units, b.units); factor > 0) {
+        std::cerr << "fgtool diff: note: " << inputs[0] << " is in " << a.units << ", converted to " << b.units
+                  << " (the unit of " << inputs[1] << ")\n";
+        fg::FoldedProfile converted;
+        converted.units = b.units;
+        converted.merge(a, factor);
+        a = std::move(converted);
+      } else if (!dopt.normalize) {
+        throw fg::UsageError(inputs[0] + " is in " + a.units + " but " + inputs[1] + " is in " + b.units +
+                             ": raw counts of different units cannot be compared (drop --no-normalize)");
+      } else {
+        std::cerr << "fgtool diff: warning: comparing shares of " << a.units << " (" << inputs[0] << ") with "
+                  << b.units << " (" << inputs[1] << ")\n";
+      }
+    }
   }
   // A side with nothing in it: scaling A to B's total (or shares of a zero
   // total) would turn every frame into 0 or NaN and draw an empty graph.

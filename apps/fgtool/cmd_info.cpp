@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 
+#include "categories/stack_gaps.h"
 #include "command.h"
 #include "diagnostics/input_error.h"
 #include "diagnostics/terminal_text.h"
@@ -81,6 +82,19 @@ int run_info(const std::vector<std::string>& args) {
       if (st.unwind.by_outcome[i]) o << "; " << to_string(UnwindOutcome(i)) << " " << st.unwind.by_outcome[i];
     o << " (" << st.unwind.dwfl_created << " Dwfl for " << st.processes << " processes)\n";
     if (!st.unwind_error.empty()) o << "             last libdwfl error: " << t(st.unwind_error) << "\n";
+  }
+  {
+    // Cut-short DWARF stacks and broken frame-pointer chains both end in one
+    // root-side "[unknown]": the share of weight that lost its callers.
+    profile.finalize();
+    StackGaps gaps = find_stack_gaps(profile);
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f%%", 100 * gaps.share());
+    o << "cut short:   " << pct << " of the weight is in stacks whose callers are missing (root-side [unknown])";
+    if (st.cut_short_samples)
+      o << "; " << st.cut_short_samples << " DWARF samples ran past the copied user stack";
+    o << "\n";
+    if (gaps.share() >= 0.01) o << "             " << stack_gap_advice() << "\n";
   }
   o << "kernel:      " << (st.kernel.source.empty() ? "no symbols" : t(st.kernel.source)) << ", " << st.kernel.symbols
     << " symbols, " << st.kernel.unresolved << " of " << st.kernel.lookups << " lookups unresolved";

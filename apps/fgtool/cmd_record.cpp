@@ -49,6 +49,9 @@ int run_record(const std::vector<std::string>& all_args) {
     ("off-cpu", po::bool_switch(), "record where threads block: sched:sched_switch with stacks + switch events")
     ("wall", po::bool_switch(), "on-CPU samples and off-CPU switches in one recording")
     ("dwarf", po::bool_switch(&opt.dwarf), "DWARF call graphs (--call-graph dwarf,16384) for code without frame pointers")
+    ("stack-size", po::value(&opt.stack_size),
+     "bytes of user stack copied per DWARF sample (implies --dwarf; default 16384, at most 65528): raise it when "
+     "'fgtool info' reports stacks cut short")
     ("freq,F", po::value(&opt.frequency), "cpu-clock samples per second (default 999)")
     ("output,o", po::value(&opt.output), "perf.data file to write (default perf.data)")
     ("svg", po::value(&svg), "also fold the recording and render this flamegraph SVG")
@@ -69,6 +72,7 @@ int run_record(const std::vector<std::string>& all_args) {
   if (vm.count("freq") && opt.view == fg::RecordView::OffCpu)
     throw fg::UsageError("-F sets the cpu-clock rate; the off-CPU view records every context switch instead");
   opt.jit_profile = !vm["no-jit-profile"].as<bool>();
+  if (vm.count("stack-size")) opt.dwarf = true;
   if (!svg.empty() && opt.output == "-") throw fg::UsageError("--svg needs a perf.data file, not -o -");
 
   fg::RecordCommandBuilder builder(opt);
@@ -136,11 +140,12 @@ int run_record(const std::vector<std::string>& all_args) {
 
 fg::cli::Registration reg{fg::cli::CommandInfo{
     "record", "run perf record with the right events for an on-CPU, off-CPU or wall-clock flamegraph",
-    "fgtool record [--off-cpu|--wall] [--dwarf] [-F HZ] [-o perf.data] [--svg OUT.svg] -- COMMAND [ARGS]",
+    "fgtool record [--off-cpu|--wall] [--dwarf [--stack-size BYTES]] [-F HZ] [-o perf.data] [--svg OUT.svg] -- COMMAND [ARGS]",
     "  fgtool record -- ./train --epochs 1                     # on-CPU, perf.data\n"
     "  fgtool record --svg train.svg -- ./train --epochs 1     # record, fold and render\n"
     "  fgtool record --off-cpu -o off.data -- ./server         # where threads block\n"
     "  fgtool record --wall --dwarf -F 499 -- python3 train.py # on+off CPU, no frame pointers\n"
+    "  fgtool record --dwarf --stack-size 65528 -- ./train     # deep stacks no longer cut short\n"
     "  fgtool record -n --wall -- ./train                      # only print the perf command\n",
     run_record, 10}};
 

@@ -30,6 +30,9 @@ int run_report(const std::vector<std::string>& args) {
     ("rules", po::value(&rules_file), "a rules JSON file added to the built-in rules (see 'fgtool help rules')")
     ("output,o", po::value(&output), "output file ('-' = stdout, the default)")
     ("lenient", po::bool_switch(), "skip malformed input lines instead of failing")
+    ("unit", po::value<std::string>(), "what the input's counts are: ns, us, ms, s, samples, ... (for folded files "
+                                      "from other tools; 'fgtool fold -o' files say it on their first line)")
+    ("countname", po::value<std::string>(), "= --unit (flamegraph.pl's name)")
     ("onednn-verbose", po::bool_switch(), "inputs are oneDNN verbose logs: time per primitive kind and implementation");
   po::positional_options_description positional;
   positional.add("input", -1);
@@ -59,6 +62,8 @@ int run_report(const std::vector<std::string>& args) {
 
   fg::ProfileLoadOptions lo;
   lo.lenient = vm["lenient"].as<bool>();
+  if (vm.count("unit")) lo.units = vm["unit"].as<std::string>();
+  else if (vm.count("countname")) lo.units = vm["countname"].as<std::string>();
   std::string source;
   fg::FoldedProfile profile = fg::load_profiles(inputs, lo, &source);
   fg::ProfileCategories classified(profile, matcher);

@@ -134,6 +134,7 @@ int run_svg(const std::vector<std::string>& args) {
   } else {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;
+    lo.units = svg.count_name;  // --countname names the unit of foreign folded files
     fg::FoldedProfile profile = fg::load_profiles(inputs, lo);
     if (profile.total() <= 0) std::cerr << "fgtool svg: warning: no samples in the input\n";
     if (by_category) {

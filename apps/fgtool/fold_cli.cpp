@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "categories/stack_gaps.h"
 #include "diagnostics/input_error.h"
 #include "diagnostics/progress.h"
 #include "diagnostics/terminal_text.h"
@@ -149,6 +150,9 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
         first = false;
       }
       err << "\n";
+      if (s.cut_short_samples)
+        err << p << s.cut_short_samples << " samples ran past the copied user stack and keep a root-side [unknown] "
+            << "frame; " << stack_gap_advice() << "\n";
     }
   }
   if (verbose) {

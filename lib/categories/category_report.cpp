@@ -8,6 +8,7 @@
 
 #include "diagnostics/csv_cell.h"
 #include "diagnostics/terminal_text.h"
+#include "categories/stack_gaps.h"
 
 namespace fg {
 
@@ -27,6 +28,29 @@ std::string pct(double w, double total) { return fmt("%.1f%%", 100 * share_of(w,
 std::string weight_text(double w) {
   if (std::fabs(w - std::round(w)) < 1e-9 && std::fabs(w) < 1e15) return fmt("%.0f", w);
   return fmt("%.3f", w);
+}
+// "1234567.5" -> "1,234,567.5": digits grouped in threes before the point.
+std::string group_thousands(std::string s) {
+  size_t start = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  size_t end = s.find('.');
+  if (end == std::string::npos) end = s.size();
+  for (size_t i = end; i > start + 3; i -= 3) s.insert(i - 3, ",");
+  return s;
+}
+// Seconds per unit for time units, 0 for counts (as in folded/profile_loader.h).
+double unit_seconds(const std::string& u) {
+  return u == "ns" ? 1e-9 : u == "us" ? 1e-6 : u == "ms" ? 1e-3 : u == "s" ? 1 : 0;
+}
+// A weight for people: time in ms or s, counts with separators.
+std::string human_weight(double w, const std::string& units) {
+  double sec = unit_seconds(units);
+  if (sec > 0) {
+    double s = w * sec;
+    if (std::fabs(s) >= 10) return group_thousands(fmt("%.1f", s)) + " s";
+    if (std::fabs(s) >= 1) return fmt("%.2f", s) + " s";
+    return group_thousands(fmt("%.1f", s * 1e3)) + " ms";
+  }
+  return group_thousands(weight_text(w));
 }
 std::string pad(std::string s, size_t width, bool right = false) {
   if (s.size() >= width) return s;
@@ -104,6 +128,25 @@ CategoryReport build_category_report(const ProfileCategories& pc, size_t top_n, 
       top[P][(uint64_t(phc) << 32) | pf] += w;
     }
   }
+  r.cut_short = find_stack_gaps(p).cut_short;
+  {
+    // Leaf frames named by their object only: "[libgomp.so.1.0.0]", not
+    // "[unknown]" (no object at all) nor "[off-cpu: S]" markers.
+    std::unordered_map<FrameId, double> by_object;
+    for (NodeId id = 1; id < nn; ++id) {
+      const FoldedProfile::Node& node = p.node(id);
+      if (node.self == 0 || node.parent == 0) continue;
+      std::string_view name = p.frame_name(node.frame);
+      if (name.size() < 3 || name.front() != '[' || name.back() != ']' || name == "[unknown]" ||
+          name.rfind("[off-cpu", 0) == 0)
+        continue;
+      by_object[node.frame] += node.self;
+    }
+    for (const auto& [f, w] : by_object) r.unresolved.push_back(UnresolvedObject{std::string(p.frame_name(f)), w});
+    std::sort(r.unresolved.begin(), r.unresolved.end(), [](const UnresolvedObject& a, const UnresolvedObject& b) {
+      return a.weight != b.weight ? a.weight > b.weight : a.frame < b.frame;
+    });
+  }
   for (int k = 0; k < kCategoryKinds; ++k) {
     auto& shares = k == R ? r.resource : r.phase;
     std::vector<std::vector<CategoryFunction>> lists(shares.size());
@@ -123,14 +166,29 @@ CategoryReport build_category_report(const ProfileCategories& pc, size_t top_n, 
 
 // ---- text ----
 
-static std::string share_table(const char* title, const std::vector<CategoryShare>& shares, double total) {
+// Indices of shares, largest self share first, "other" last.
+static std::vector<size_t> by_share(const std::vector<CategoryShare>& shares) {
+  std::vector<size_t> order(shares.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    bool oa = shares[a].name == "other", ob = shares[b].name == "other";
+    if (oa != ob) return ob;
+    return shares[a].self > shares[b].self;
+  });
+  return order;
+}
+
+static std::string share_table(const char* title, const std::vector<CategoryShare>& shares, double total,
+                               const std::string& units) {
   size_t w = 10;
   for (const auto& s : shares) w = std::max(w, s.name.size() + 2);
-  std::string out = pad(title, w) + pad("SELF", 8, true) + pad("INCL", 8, true) + pad("SELF WEIGHT", 16, true) + "\n";
-  for (const auto& s : shares) {
+  const std::string head = unit_seconds(units) > 0 ? "SELF TIME" : "SELF " + units;
+  std::string out = pad(title, w) + pad("SELF", 8, true) + pad("INCL", 8, true) + pad(head, 18, true) + "\n";
+  for (size_t i : by_share(shares)) {
+    const CategoryShare& s = shares[i];
     if (s.self == 0 && s.inclusive == 0 && s.name != "other") continue;
     out += pad(s.name, w) + pad(pct(s.self, total), 8, true) + pad(pct(s.inclusive, total), 8, true) +
-           pad(weight_text(s.self), 16, true) + "\n";
+           pad(human_weight(s.self, units), 18, true) + "\n";
   }
   return out;
 }
@@ -138,17 +196,22 @@ static std::string share_table(const char* title, const std::vector<CategoryShar
 std::string format_report_text(const CategoryReport& r) {
   std::string out;
   out += "Category report" + (r.source.empty() ? std::string() : " for " + r.source) + ": total " +
-         weight_text(r.total) + " " + r.units + "\n";
+         (unit_seconds(r.units) > 0 ? human_weight(r.total, r.units) + " (" + group_thousands(weight_text(r.total)) + " " +
+                                          r.units + ")"
+                                    : human_weight(r.total, r.units) + " " + r.units) +
+         "\n";
   out += "SELF: samples whose own category it is (resource: leaf-most matching frame; phase: outer-most).\n";
   out += "INCL: samples with the category anywhere on the stack.\n\n";
-  out += share_table("RESOURCE", r.resource, r.total) + "\n";
-  out += share_table("PHASE", r.phase, r.total) + "\n";
+  out += share_table("RESOURCE", r.resource, r.total, r.units);
+  for (const std::string& line : report_findings(r)) out += "=> " + line + "\n";
+  out += "\n";
+  out += share_table("PHASE", r.phase, r.total, r.units) + "\n";
 
   // Matrix: rows are resources, columns phases (fewer of them), percent of total.
   std::vector<size_t> cols, rows;
   for (size_t p = 0; p < r.phase.size(); ++p)
     if (r.phase[p].self > 0) cols.push_back(p);
-  for (size_t c = 0; c < r.resource.size(); ++c)
+  for (size_t c : by_share(r.resource))
     if (r.resource[c].self > 0) rows.push_back(c);
   size_t w = 12;
   for (size_t c : rows) w = std::max(w, r.resource[c].name.size() + 2);
@@ -184,6 +247,63 @@ std::string format_report_text(const CategoryReport& r) {
   double ro = r.resource.empty() ? 0 : r.resource.back().self, po = r.phase.empty() ? 0 : r.phase.back().self;
   out += "Left in other: resource " + pct(ro, r.total) + ", phase " + pct(po, r.total) + "\n";
   return terminal_safe(out, true);  // names from the input reach a terminal
+}
+
+// What the top resource category means and the knob to try. The share is of
+// the profile's weight (on-CPU time for an on-CPU profile).
+static std::string finding_for(const std::string& name, const std::string& pct_text) {
+  const std::string p = pct_text + " of the profile";
+  if (name == "omp")
+    return p + " is OpenMP/thread-pool runtime, mostly threads waiting at barriers or spinning for work: try "
+               "OMP_NUM_THREADS=1 (or fewer threads: torch::set_num_threads) for this model size";
+  if (name == "blas-threads")
+    return p + " is OpenBLAS's own worker threads waiting or spinning for work: try OPENBLAS_NUM_THREADS=1 "
+               "(or fewer), separately from OMP_NUM_THREADS";
+  if (name == "gemm")
+    return p + " is matrix multiplication, the model's real work: larger batches or a faster BLAS "
+               "(oneDNN, MKL) are what move it";
+  if (name == "conv") return p + " is convolution kernels, the model's real work: check the layout (channels-last) and batch size";
+  if (name == "eltwise")
+    return p + " is element-wise, reduction and layout kernels: fusing ops or avoiding copies/reorders helps";
+  if (name == "alloc")
+    return p + " is allocation and memset/memcpy: reuse tensors instead of allocating in every step";
+  if (name == "page-fault")
+    return p + " is page faults on fresh memory: reuse buffers (a caching allocator) instead of mapping new ones";
+  if (name == "sync") return p + " is locks and condition variables outside OpenMP: look for contended mutexes";
+  if (name == "framework")
+    return p + " is PyTorch dispatch and bookkeeping: tensors are small for the per-op overhead; batch more work per op";
+  if (name == "python") return p + " is the Python interpreter: move loops into tensor operations";
+  if (name == "dynamic-linker")
+    return p + " is the dynamic linker (loading and relocating libraries): profile a longer run";
+  if (name == "off-cpu") return p + " is off-CPU (blocked): see where in an --off-cpu or --wall graph";
+  if (name == "kernel") return p + " is other kernel work (system calls, scheduling, interrupts)";
+  if (name == "onednn") return p + " is oneDNN library code outside its kernels (primitive creation, drivers)";
+  if (name == "other") return p + " matched no rule: add rules ('fgtool help rules') or resolve the frames (below)";
+  return p + " is " + name;
+}
+
+std::vector<std::string> report_findings(const CategoryReport& r) {
+  std::vector<std::string> out;
+  if (r.total <= 0) return out;
+  const CategoryShare* top = nullptr;
+  for (const auto& s : r.resource)
+    if (s.self > 0 && (!top || s.self > top->self)) top = &s;
+  if (top) out.push_back(finding_for(top->name, pct(top->self, r.total)));
+  // Unresolved objects that matter: 5% or more of the profile each.
+  std::string objs;
+  size_t n = 0;
+  for (const auto& u : r.unresolved) {
+    if (share_of(u.weight, r.total) < 0.05 || n == 3) break;
+    objs += (n++ ? ", " : "") + pct(u.weight, r.total) + " in " + u.frame;
+  }
+  if (n)
+    out.push_back(objs + " has no symbols: install the Debian -dbgsym package of that library (debian-debug "
+                         "archive), point --symfs at a tree with symbols, or set DEBUGINFOD_URLS "
+                         "(https://debuginfod.debian.net)");
+  if (share_of(r.cut_short, r.total) >= 0.01)
+    out.push_back(pct(r.cut_short, r.total) + " is in stacks cut short (callers missing, shown as a root-side "
+                  "[unknown]); " + stack_gap_advice());
+  return out;
 }
 
 // ---- JSON ----
@@ -227,6 +347,13 @@ std::string format_report_json(const CategoryReport& r) {
   for (const auto& row : r.matrix) rows.push_back(row);
   mx["weight"] = std::move(rows);
   j["matrix"] = std::move(mx);
+  j["cut_short_share"] = round6(share_of(r.cut_short, r.total));
+  auto unresolved = nlohmann::ordered_json::array();
+  for (const auto& u : r.unresolved)
+    if (share_of(u.weight, r.total) >= 0.01)
+      unresolved.push_back(nlohmann::ordered_json{{"frame", u.frame}, {"weight", u.weight}, {"share", round6(share_of(u.weight, r.total))}});
+  j["unresolved_objects"] = std::move(unresolved);
+  j["findings"] = report_findings(r);
   j["other_share"] = {{"resource", round6(share_of(r.resource.empty() ? 0 : r.resource.back().self, r.total))},
                       {"phase", round6(share_of(r.phase.empty() ? 0 : r.phase.back().self, r.total))}};
   // Frame names come from the input and may be invalid UTF-8: replaced by U+FFFD, never a throw.
@@ -310,9 +437,11 @@ std::string relative_change(double wa, double wb) {
 }  // namespace
 
 std::string format_category_diff_text(const CategoryReport& a, const CategoryReport& b) {
-  std::string out = "Category diff: A = " + (a.source.empty() ? std::string("A") : a.source) + " (" +
-                    weight_text(a.total) + " " + a.units + "), B = " + (b.source.empty() ? std::string("B") : b.source) +
-                    " (" + weight_text(b.total) + " " + b.units + ")\n";
+  auto total = [](const CategoryReport& r) {
+    return unit_seconds(r.units) > 0 ? human_weight(r.total, r.units) : human_weight(r.total, r.units) + " " + r.units;
+  };
+  std::string out = "Category diff: A = " + (a.source.empty() ? std::string("A") : a.source) + " (" + total(a) +
+                    "), B = " + (b.source.empty() ? std::string("B") : b.source) + " (" + total(b) + ")\n";
   out += "Shares are self shares of each profile's total; CHANGE is B - A in percentage points; WEIGHT is the "
          "relative change in weight.\n\n";
   for (int k = 0; k < kCategoryKinds; ++k) {

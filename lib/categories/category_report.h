@@ -28,11 +28,20 @@ struct CategoryShare {
   std::vector<CategoryFunction> top;  // heaviest deciding functions (leaves for "other"), by self weight
 };
 
+// Self weight in frames named only by their object ("[libgomp.so.1.0.0]"):
+// code whose symbols were not found.
+struct UnresolvedObject {
+  std::string frame;
+  double weight = 0;
+};
+
 struct CategoryReport {
   std::string source;   // input name, for titles
   std::string units;
   double total = 0;
-  std::vector<CategoryShare> resource, phase;  // in rule order, "other" last
+  std::vector<CategoryShare> resource, phase;  // in rule order, "other" last (the text sorts by share)
+  double cut_short = 0;  // weight of stacks whose callers are missing (root-side "[unknown]", see stack_gaps.h)
+  std::vector<UnresolvedObject> unresolved;  // heaviest first
   // matrix[p][r]: weight of samples in phase p whose resource is r.
   std::vector<std::vector<double>> matrix;
 };
@@ -41,6 +50,10 @@ struct CategoryReport {
 CategoryReport build_category_report(const ProfileCategories& classified, size_t top_n, std::string source = {});
 
 std::string format_report_text(const CategoryReport& r);
+// The "what this means" lines under the tables: the top finding with the knob
+// to try, then unresolved objects and cut-short stacks that matter, each with
+// how to fix it. Empty when there is nothing to say.
+std::vector<std::string> report_findings(const CategoryReport& r);
 std::string format_report_json(const CategoryReport& r);
 std::string format_report_csv(const CategoryReport& r);
 

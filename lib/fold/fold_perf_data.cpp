@@ -32,6 +32,9 @@ constexpr uint64_t kKernelHalf = 0xffff800000000000ull;
 
 // Tags in the high bits of a frame-cache key's first word.
 enum class FrameKind : uint64_t { user = 1, kernel = 2, jit = 3, unknown = 4 };
+// The address a DWARF stack cut short gets as its root-side frame: what perf
+// prints there (a return address read as 0, minus 1). It lies in no mapping.
+constexpr uint64_t kCutShortMarker = ~uint64_t(0);
 
 struct FrameKey {
   uint64_t a, b;
@@ -412,13 +415,14 @@ class StackFolder final : public RecordHandler {
     // Chunks of 16 samples alternate between the two unwinders.
     auto work = [this](DwarfUnwinder& u, size_t parity) {
       for (size_t i = 0; i < queue_.size(); ++i)
-        if ((i / 16) % 2 == parity && queue_[i].dwarf) u.unwind(queue_[i].sample, queue_frames_[i]);
+        if ((i / 16) % 2 == parity && queue_[i].dwarf) queue_[i].outcome = u.unwind(queue_[i].sample, queue_frames_[i]);
     };
     std::thread helper(work, std::ref(*second_unwinder_), size_t(1));
     work(unwinder_, 0);
     helper.join();
     for (size_t i = 0; i < queue_.size(); ++i) {
       precomputed_ = queue_[i].dwarf ? &queue_frames_[i] : nullptr;
+      precomputed_outcome_ = queue_[i].outcome;
       handle_sample(queue_[i].sample);
     }
     precomputed_ = nullptr;
@@ -641,11 +645,21 @@ class StackFolder final : public RecordHandler {
     if (dwarf) {
       stats_.dwarf = true;
       const std::vector<UnwindFrame>* frames = precomputed_;
+      UnwindOutcome outcome = precomputed_outcome_;
       if (!frames) {
-        unwinder_.unwind(s, unwound_);
+        outcome = unwinder_.unwind(s, unwound_);
         frames = &unwound_;
       }
       for (const UnwindFrame& f : *frames) addresses_.push(f.pc, false, f.is_return_address);
+      // A stack cut short because the copy of the user stack was too small
+      // keeps a root-side marker, as perf script shows it: perf's unwinder
+      // reads the missing return address as 0 and prints pc - 1
+      // (ffffffffffffffff), which lies in no mapping and so folds to
+      // "[unknown]". Without it the cut stack would pose as a whole one.
+      if (outcome == UnwindOutcome::memory_outside_copy && !frames->empty()) {
+        addresses_.push(kCutShortMarker, false, false);
+        ++stats_.cut_short_samples;
+      }
       if (frames->empty() && addresses_.empty()) {
         bool kernel = s.cpumode() == 1 || s.ip >= kKernelHalf;
         addresses_.push(s.ip, kernel, false);
@@ -769,6 +783,8 @@ class StackFolder final : public RecordHandler {
     const uint64_t* addr = key + kKeyHeader;
     const uint64_t* flags = key + kKeyHeader + n;
     if (root->frame == FoldedProfile::kNoFrame) root->frame = out_.intern(root->name);
+    size_t used = n;
+    bool user_seen = false;
     // First every frame's cache key, prefetching its slot, then the lookups:
     // the frame cache is too big for the CPU caches, and this way the misses
     // of one stack's frames overlap.
@@ -779,10 +795,23 @@ class StackFolder final : public RecordHandler {
       fr.address = StackAddress{addr[i], (f & 2) != 0, (f & 1) != 0};
       fr.key = frame_key(fr.address, pid, proc, &fr.map);
       frame_cache_.prefetch(fr.key);
+      // A caller address in no executable mapping ends the walk: past it a
+      // frame-pointer chain (through code built without frame pointers)
+      // yields garbage, perf script prints each as "[unknown]", and a stack
+      // of dozens of them hides the real ones. One "[unknown]" marks the cut
+      // (also where DWARF unwinding was cut short, see kCutShortMarker).
+      // The leaf-most user address may be unmapped JIT code: its callers count.
+      if (!fr.address.kernel) {
+        if (!fr.map && user_seen) {
+          used = i + 1;
+          break;
+        }
+        user_seen = true;
+      }
     }
     // Root first: the addresses are leaf first.
     NodeId node = out_.child(0, root->frame);
-    for (size_t i = n; i-- > 0;) node = append_frames(frames_[i].key, frames_[i].address, frames_[i].map, pid, node);
+    for (size_t i = used; i-- > 0;) node = append_frames(frames_[i].key, frames_[i].address, frames_[i].map, pid, node);
     if (stack_nodes_.size() <= idx) stack_nodes_.resize(idx + 1);
     stack_nodes_[idx] = node;
   }
@@ -1031,11 +1060,13 @@ class StackFolder final : public RecordHandler {
     Sample sample;
     size_t callchain, raw, regs, stack;  // byte offsets into queue_bytes_
     bool dwarf;
+    UnwindOutcome outcome = UnwindOutcome::complete;
   };
   std::vector<QueuedSample> queue_;
   std::vector<uint64_t> queue_bytes_;  // 8-byte aligned copies of the samples' arrays
   std::vector<std::vector<UnwindFrame>> queue_frames_;
   const std::vector<UnwindFrame>* precomputed_ = nullptr;
+  UnwindOutcome precomputed_outcome_ = UnwindOutcome::complete;
   TracingData tracing_;
   bool prepared_ = false;
   int fold_attr_ = -1;

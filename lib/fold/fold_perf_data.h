@@ -63,6 +63,9 @@ struct FoldStats {
   std::string unwind_error;       // last libdwfl message, if any
   bool off_cpu_fallback = false;  // no switch-in source: times are upper bounds
   OffCpuStats off_cpu;
+  // DWARF samples cut short because the user stack copy was too small
+  // (they get perf's root-side "[unknown]" marker; --stack-size fixes them).
+  uint64_t cut_short_samples = 0;
   uint64_t truncated_stacks = 0;  // stacks over kMaxStackDepth frames (leaf-most kept, like perf --max-stack)
   uint64_t truncated_names = 0;   // symbol names cut to kMaxFrameNameBytes
   std::vector<std::string> warnings;

@@ -8,6 +8,7 @@
 
 #include "diagnostics/input_error.h"
 #include "diagnostics/terminal_text.h"
+#include "folded/folded_writer.h"
 #include "folded/input_stream.h"
 
 namespace fg {
@@ -120,7 +121,7 @@ std::string printable(std::string_view s) {
 class LineParser {
  public:
   LineParser(std::string name, const FoldedReadOptions& options, FoldedProfile& a, FoldedProfile* b)
-      : name_(std::move(name)), options_(options), a_(a), b_(b ? new PathInserter(*b) : nullptr) {}
+      : name_(std::move(name)), options_(options), a_(a), b_(b ? new PathInserter(*b) : nullptr), units_(&a.units) {}
 
   void line(std::string_view s, uint64_t line_no) {
     ++stats.lines;
@@ -129,6 +130,12 @@ class LineParser {
     size_t first = 0;
     while (first < s.size() && is_space(s[first])) ++first;
     if (first == s.size()) return;  // blank
+    // "# fgtool units=ns" (folded_writer.h): what the counts mean.
+    if (line_no == 1 && s.substr(first).rfind(kUnitsHeaderPrefix, 0) == 0) {
+      std::string_view u = s.substr(first + std::char_traits<char>::length(kUnitsHeaderPrefix));
+      if (!u.empty() && u.find_first_of(" \t;") == std::string_view::npos) *units_ = std::string(u);
+      return;
+    }
     double count = 0, count_b = 0;
     std::string_view stack;
     if (!split_count(s, line_no, stack, count)) return;
@@ -253,6 +260,7 @@ class LineParser {
   const FoldedReadOptions& options_;
   PathInserter a_;
   std::unique_ptr<PathInserter> b_;
+  std::string* units_;  // a's units, set by a header line
 };
 
 FoldedReadStats read_stream(const std::string& path, const FoldedReadOptions& options, FoldedProfile& a,

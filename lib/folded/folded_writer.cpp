@@ -42,6 +42,13 @@ void write_lines(const FoldedProfile& profile, std::string& buf, Flush&& flush) 
 
 }  // namespace
 
+std::string units_header_line(const std::string& units) {
+  std::string clean;
+  for (char c : units)
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '/' || c == '_') clean += c;
+  return std::string(kUnitsHeaderPrefix) + (clean.empty() ? "samples" : clean) + "\n";
+}
+
 void write_folded(const FoldedProfile& profile, std::string& out) {
   write_lines(profile, out, [](bool) {});
 }

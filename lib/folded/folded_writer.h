@@ -15,6 +15,13 @@ namespace fg {
 void append_count(std::string& out, double value);
 std::string format_count(double value);
 
+// The first line `fgtool fold -o` writes so that the unit survives the
+// round trip: "# fgtool units=ns". flamegraph.pl and inferno skip it (no count
+// at its end: "Ignored 1 lines with invalid format"); fgtool's reader sets
+// FoldedProfile::units from it. Only letters, '/' and '_' are kept of units.
+std::string units_header_line(const std::string& units);
+constexpr const char* kUnitsHeaderPrefix = "# fgtool units=";
+
 void write_folded(const FoldedProfile& profile, std::string& out);
 // Streams to an AtomicOutput (the caller commits).
 void write_folded(const FoldedProfile& profile, AtomicOutput& out);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <mutex>
 
 #include "diagnostics/input_error.h"
@@ -81,16 +82,49 @@ FoldedProfile load_profile(const std::string& path, const ProfileLoadOptions& op
   return p;
 }
 
+double seconds_per_unit(const std::string& units) {
+  if (units == "ns") return 1e-9;
+  if (units == "us") return 1e-6;
+  if (units == "ms") return 1e-3;
+  if (units == "s") return 1;
+  return 0;
+}
+
+double time_unit_factor(const std::string& from, const std::string& to) {
+  auto exponent = [](const std::string& u) { return u == "ns" ? -9 : u == "us" ? -6 : u == "ms" ? -3 : 0; };
+  if (seconds_per_unit(from) == 0 || seconds_per_unit(to) == 0) return 0;
+  return std::pow(10.0, exponent(from) - exponent(to));  // a power of ten, exact in a double
+}
+
 FoldedProfile load_profiles(const std::vector<std::string>& paths, const ProfileLoadOptions& options,
                             std::string* label) {
   FoldedProfile profile;
+  std::string first;
   for (const auto& in : paths) {
     if (paths.size() == 1) {
       profile = load_profile(in, options);
+      if (!options.units.empty()) profile.units = options.units;
     } else {
       FoldedProfile p = load_profile(in, options);
-      profile.merge(p);
-      profile.units = p.units;
+      if (!options.units.empty()) p.units = options.units;
+      if (first.empty()) {
+        first = in;
+        profile.units = p.units;
+        profile.merge(p);
+      } else if (p.units == profile.units) {
+        profile.merge(p);
+      } else if (double factor = time_unit_factor(p.units, profile.units); factor > 0) {
+        // Both are time: add them in the first input's unit, and say so.
+        std::string note = "note: " + in + " is in " + p.units + ", converted to " + profile.units + " (the unit of " +
+                           first + ")";
+        if (options.warn) options.warn(note);
+        else std::fprintf(stderr, "fgtool: %s\n", note.c_str());
+        profile.merge(p, factor);
+      } else {
+        throw UsageError(in + " is in " + p.units + " but " + first + " is in " + profile.units +
+                         ": inputs of different units cannot be added (give folded files from other tools their "
+                         "unit with --unit)");
+      }
       check_total(profile, in + " (with the inputs before it)");
     }
     if (label) *label += (label->empty() ? "" : " + ") + in;

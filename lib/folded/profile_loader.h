@@ -16,7 +16,15 @@ namespace fg {
 struct ProfileLoadOptions {
   bool lenient = false;                           // skip malformed records/lines where the format allows
   std::function<void(const std::string&)> warn;   // empty = stderr
+  // --unit: what the counts of every input mean, overriding what the input
+  // says (for folded files from other tools, which carry no units line).
+  std::string units;
 };
+
+// Seconds per unit for time units (ns, us, ms, s), 0 for anything else.
+double seconds_per_unit(const std::string& units);
+// What a count in `from` is in `to` (1000 for us -> ns, exactly), 0 unless both are time units.
+double time_unit_factor(const std::string& from, const std::string& to);
 
 struct ProfileLoader {
   std::string name;  // e.g. "perf.data", shown in messages
@@ -42,7 +50,9 @@ const ProfileLoader* find_profile_loader(std::string_view head);
 void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options = {});
 FoldedProfile load_profile(const std::string& path, const ProfileLoadOptions& options = {});
 // Several inputs merged into one profile (one input is loaded as is, keeping
-// its frame objects). `label`, if given, receives "a + b + ...".
+// its frame objects). `label`, if given, receives "a + b + ...". Inputs in
+// different time units are converted to the first one's, with a note through
+// options.warn; other unit mixes (samples and ns, ...) throw UsageError.
 FoldedProfile load_profiles(const std::vector<std::string>& paths, const ProfileLoadOptions& options = {},
                             std::string* label = nullptr);
 

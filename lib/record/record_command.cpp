@@ -38,7 +38,10 @@ std::vector<std::string> RecordCommandBuilder::event_arguments() const {
   }
   if (o.dwarf) {
     a.push_back("--call-graph");
-    a.push_back("dwarf,16384");
+    if (o.stack_size < 8 || o.stack_size > kMaxDwarfStackSize || o.stack_size % 8 != 0)
+      throw UsageError("--stack-size must be a multiple of 8 between 8 and " + std::to_string(kMaxDwarfStackSize) +
+                       " bytes (perf's limit), not " + std::to_string(o.stack_size));
+    a.push_back("dwarf," + std::to_string(o.stack_size));
   } else {
     a.push_back("-g");
   }

@@ -11,9 +11,15 @@ namespace fg {
 
 enum class RecordView { OnCpu, OffCpu, Wall };
 
+constexpr int kDefaultDwarfStackSize = 16384;
+constexpr int kMaxDwarfStackSize = 65528;  // perf's limit (USHRT_MAX rounded down to 8)
+
 struct RecordOptions {
   RecordView view = RecordView::OnCpu;
-  bool dwarf = false;                 // --call-graph dwarf,16384 instead of -g (frame pointers)
+  bool dwarf = false;                 // --call-graph dwarf,SIZE instead of -g (frame pointers)
+  // Bytes of user stack copied per DWARF sample. Deeper stacks are cut short
+  // (fold marks them "[unknown]" at the root); perf allows up to 65528.
+  int stack_size = kDefaultDwarfStackSize;
   int frequency = 999;                // -F for cpu-clock (on-CPU and wall)
   std::string output = "perf.data";   // -o
   std::string perf = "perf";          // the perf executable
@@ -25,7 +31,8 @@ class RecordCommandBuilder {
  public:
   explicit RecordCommandBuilder(RecordOptions options);
   // perf record ... -- COMMAND ARGS. Throws UsageError on an empty command,
-  // a frequency outside 1..100000, or an empty output name.
+  // a frequency outside 1..100000, a stack size that is not a multiple of 8
+  // in 8..65528, or an empty output name.
   std::vector<std::string> perf_command() const;
   // Only the event/call-graph part, e.g. {"-e","cpu-clock","-F","999","-g"}.
   std::vector<std::string> event_arguments() const;

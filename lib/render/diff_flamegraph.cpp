@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "folded/folded_writer.h"
+#include "render/palette.h"
 #include "render/svg_document.h"
 #include "diagnostics/terminal_text.h"
 
@@ -95,6 +96,7 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
   doc.total = std::max(o.total, shape[0]);
   doc.background_top = "#eeeeee";
   doc.background_bottom = "#eeeeee";
+  if (!o.background.empty()) background_colors(o.background, doc.background_top, doc.background_bottom);
   double min_width = min_width_in_units(o.min_width, doc.total, o.width - 20.0);
   FlameLayout layout = layout_flame(d.tree, min_width, shape);
   doc.max_depth = layout.max_depth;

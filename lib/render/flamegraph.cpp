@@ -183,6 +183,7 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
   doc.max_depth = layout.max_depth;
   FrameColorer colorer{o, resolve_palette(o, p)};
   palette_background(colorer.palette, doc.background_top, doc.background_bottom);
+  if (!o.background.empty()) background_colors(o.background, doc.background_top, doc.background_bottom);
   const std::string count_name = o.count_name.empty() ? p.units : o.count_name;
   const bool wall = colorer.palette == "wall";
   if (wall && doc.subtitle.empty()) doc.subtitle = kWallSubtitle;
@@ -299,6 +300,7 @@ void FlameChartBuilder::render(const SvgOptions& o, std::string& out) const {
   double min_width = min_width_in_units(o.min_width, doc.total, o.width - 20.0);
   FrameColorer colorer{o, resolve_palette(o, m.names)};
   palette_background(colorer.palette, doc.background_top, doc.background_bottom);
+  if (!o.background.empty()) background_colors(o.background, doc.background_top, doc.background_bottom);
   const std::string count_name = o.count_name.empty() ? m.names.units : o.count_name;
   const bool wall = colorer.palette == "wall";
   if (wall && doc.subtitle.empty()) doc.subtitle = kWallSubtitle;

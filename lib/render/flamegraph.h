@@ -54,6 +54,7 @@ struct SvgOptions {
   // its tooltip. Empty = wall when such frames exist, else hot.
   std::string colors;
   bool hash = false;             // colour by name (similar names, similar colours)
+  std::string background;        // --bgcolors: yellow, blue, green, grey or #rrggbb; empty = by palette
   bool inverted = false;         // icicle graph: root at the top
   bool reverse = false;          // reverse every stack before merging
   double total = 0;              // width basis when larger than the profile's total

@@ -173,4 +173,17 @@ void palette_background(std::string_view palette, std::string& top, std::string&
   }
 }
 
+bool background_colors(std::string_view spec, std::string& top, std::string& bottom) {
+  // The gradients flamegraph.pl uses for these names.
+  if (spec == "yellow") top = "#eeeeee", bottom = "#eeeeb0";
+  else if (spec == "blue") top = "#eeeeee", bottom = "#e0e0ff";
+  else if (spec == "green") top = "#eef2ee", bottom = "#e0ffe0";
+  else if (spec == "grey" || spec == "gray") top = "#f8f8f8", bottom = "#e8e8e8";
+  else if (spec.size() == 7 && spec[0] == '#' &&
+           spec.find_first_not_of("0123456789abcdefABCDEF", 1) == std::string_view::npos)
+    top = bottom = std::string(spec);
+  else return false;
+  return true;
+}
+
 }  // namespace fg

@@ -52,5 +52,8 @@ constexpr const char* kSearchHighlight = "rgb(208,0,208)";
 
 // Background gradient (top, bottom) for a palette.
 void palette_background(std::string_view palette, std::string& top, std::string& bottom);
+// flamegraph.pl's --bgcolors: a gradient name (yellow, blue, green, grey) or
+// a flat "#rrggbb". False (top/bottom untouched) for anything else.
+bool background_colors(std::string_view spec, std::string& top, std::string& bottom);
 
 }  // namespace fg

@@ -51,7 +51,7 @@ TEST(CategoryRules, RealSpellingsResource) {
       {"sgemm_itcopy_COOPERLAKE", "", "gemm"}, {"sgemm_beta_COOPERLAKE", "", "gemm"},
       {"sgemm_kernel_SKYLAKEX", "", "gemm"}, {"sgemm_oncopy_SKYLAKEX", "", "gemm"},
       {"sgemm_otcopy_SKYLAKEX", "", "gemm"}, {"sgemm_", "", "gemm"}, {"sgemm_thread_nn", "", "gemm"},
-      {"exec_blas", "", "gemm"}, {"cblas_sgemm", "", "gemm"}, {"[libopenblasp-r0.3.21.so]", "", "gemm"},
+      {"exec_blas", "", "blas-threads"}, {"cblas_sgemm", "", "gemm"}, {"[libopenblasp-r0.3.21.so]", "", "gemm"},
       {"dgemm_kernel", "", "gemm"}, {"dgemm_itcopy", "", "gemm"},  // OpenBLAS issue #1193 perf report
       // reference BLAS (libblas.so.3 alternative)
       {"sgemm_", "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0", "gemm"},
@@ -78,7 +78,7 @@ TEST(CategoryRules, RealSpellingsResource) {
       {"__kmp_fork_barrier", "", "omp"}, {"__kmp_join_barrier", "", "omp"}, {"__kmpc_fork_call", "", "omp"},
       {"__kmp_wait_template<kmp_flag_64<false, true>, true, false, true>", "", "omp"},
       {"__kmp_invoke_microtask", "", "omp"}, {"__kmp_launch_thread", "", "omp"}, {"omp_get_num_threads", "", "omp"},
-      {"[libpthreadpool.so.0]", "", "omp"}, {"blas_thread_server", "", "omp"},
+      {"[libpthreadpool.so.0]", "", "omp"}, {"blas_thread_server", "", "blas-threads"}, {"exec_blas_async_wait", "", "blas-threads"},
       {"x", "/opt/intel/lib/libiomp5.so", "omp"},
       // user code in an OpenMP outlined function is NOT OpenMP time
       {"compInitialAtoms._omp_fn.1", "", "-"},
@@ -95,7 +95,7 @@ TEST(CategoryRules, RealSpellingsResource) {
       {"entry_SYSCALL_64_after_hwframe", "", "kernel"}, {"__schedule", "", "kernel"},
       {"_raw_spin_unlock_irqrestore", "", "kernel"}, {"some_driver_fn_[k]", "", "kernel"},
       {"some_driver_fn", "[kernel.kallsyms]", "kernel"},
-      {"do_lookup_x", "", "loader"}, {"_dl_relocate_object", "", "loader"},
+      {"do_lookup_x", "", "dynamic-linker"}, {"_dl_relocate_object", "", "dynamic-linker"},
       {"_PyEval_EvalFrameDefault", "", "python"}, {"[libpython3.11.so.1.0]", "", "python"},
       {"cudaLaunchKernel", "", "cuda"}, {"cuLaunchKernel", "", "cuda"}, {"[libcudnn_cnn_infer.so.8]", "", "cuda"},
       {"[off-cpu: S]", "", "off-cpu"},

@@ -73,11 +73,12 @@ TEST(ProfileCategories, ResourceIsLeafMostThenAbsorbed) {
                  "at::TensorIteratorBase::serial_for_each;[libtorch_cpu.so.1.13.0]")
                 .first,
             "eltwise");
-  // OpenBLAS's thread server spinning in sched_yield is thread-pool time (absorbs_into omp)
+  // OpenBLAS's thread server spinning in sched_yield is its own worker pool
+  // (absorbs_into blas-threads), not OpenMP: OPENBLAS_NUM_THREADS is the knob
   EXPECT_EQ(c.of("t;clone3;start_thread;[libopenblasp-r0.3.21.so];__GI_sched_yield;entry_SYSCALL_64_after_hwframe;"
                  "do_syscall_64;__x64_sys_sched_yield;schedule;__schedule")
                 .first,
-            "omp");
+            "blas-threads");
   // read path: kernel frames absorbed by the syscall
   EXPECT_EQ(c.of("t;clone3;start_thread;my_thread_fn;torch::data::DataLoaderBase::next;read;entry_SYSCALL_64;"
                  "__x64_sys_read;ksys_read;vfs_read;copy_page_to_iter")

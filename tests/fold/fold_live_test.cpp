@@ -168,6 +168,64 @@ TEST_F(FoldLive, DwarfUnwindingAgreesAndSeesThroughLibc) {
   EXPECT_EQ(fold(data, "--threads 2"), fold(data, "--threads 1"));
 }
 
+// A 1 KiB user-stack copy cuts most stacks short. perf script marks each
+// with a root-side "[unknown]" frame (its unwinder reads the missing return
+// address as 0); the fold keeps that marker, so the folds agree, and says
+// how to record whole stacks.
+TEST_F(FoldLive, DwarfStacksCutShortKeepPerfsUnknownMarker) {
+  std::string data = record("dwarf_cut", "-e cpu-clock -F 499 --call-graph dwarf,1024", kCalls + " 30");
+  expect_agreement(data, "", "", 97.0);
+  std::string folded = fold(data, "");
+  EXPECT_NE(last_fold_err_.find("--stack-size"), std::string::npos) << last_fold_err_;
+  double marked = 0, total = 0;
+  for (auto& kv : parse_folded_normalised(folded)) {
+    total += kv.second;
+    if (kv.first.find(";[unknown];") == kv.first.find(';')) marked += kv.second;
+  }
+  EXPECT_GT(marked, 0.1 * total) << folded.substr(0, 2000);
+  EXPECT_EQ(fold(data, "--threads 2"), fold(data, "--threads 1"));
+  CommandResult info = run_shell(shell_quote(fgtool_bin()) + " info " + shell_quote(data));
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out.find("cut short:"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("--stack-size 65528"), std::string::npos) << info.out;
+}
+
+// A frame-pointer chain through 60 unmapped return addresses: perf script
+// prints 60 "[unknown]" frames, the fold cuts the chain at the first and
+// shows one; everything else about the stack is the same.
+TEST_F(FoldLive, BrokenFramePointerChainIsCutToOneMarker) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the workload's fake frame chain is x86-64 assembly";
+#endif
+  std::string data = record("broken_chain", "-e cpu-clock -F 999 -g", std::string(FOLD_BROKEN_CHAIN_BIN));
+  std::string expected = oracle(data, "");
+  std::string actual = fold(data, "");
+  auto deepest_unknown_run = [](const std::string& folded) {
+    size_t best = 0;
+    for (auto& kv : parse_folded_normalised(folded)) {
+      size_t run = 0, pos = 0;
+      std::string s = kv.first + ";";
+      while ((pos = s.find(";[unknown];", pos)) != std::string::npos) {
+        ++run;
+        pos += 10;
+      }
+      best = std::max(best, run);
+    }
+    return best;
+  };
+  ASSERT_GE(deepest_unknown_run(expected), 30u) << "perf did not record the fake chain:\n" << expected.substr(0, 2000);
+  EXPECT_EQ(deepest_unknown_run(actual), 1u) << actual.substr(0, 2000);
+  // The same stack once perf's run of [unknown] frames is counted as one.
+  double cut = weight_of(actual, "spin_on_fake_chain");
+  EXPECT_GT(cut, 0);
+  bool found = false;
+  for (auto& kv : parse_folded_normalised(actual))
+    if (kv.first.rfind("fold_broken_cha;[unknown];spin_on_fake_chain", 0) == 0 ||
+        kv.first.find(";[unknown];spin_on_fake_chain") != std::string::npos)
+      found = true;
+  EXPECT_TRUE(found) << actual.substr(0, 2000);
+}
+
 TEST_F(FoldLive, OffCpuAgreesWithPerf) {
   std::string data = record("offcpu", "-e sched:sched_switch --switch-events -g", kSleeper);
   expect_agreement(data, "--off-cpu", "--off-cpu", 98.0, 2.0);

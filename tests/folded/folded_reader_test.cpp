@@ -211,5 +211,53 @@ TEST(ProfileLoader, FallsBackToFoldedAndUsesRegisteredLoaders) {
   EXPECT_EQ(q.units, "ns");
 }
 
+// The units line `fgtool fold -o` writes: read back as the profile's units,
+// not a stack; a line that only looks like it (not first, or with a count)
+// stays a stack.
+TEST(FoldedUnits, HeaderLineRoundTrips) {
+  EXPECT_EQ(units_header_line("ns"), "# fgtool units=ns\n");
+  EXPECT_EQ(units_header_line("u s 9"), "# fgtool units=us\n");  // never ends in a count
+  std::string dir = test::temp_dir();
+  test::write_file(dir + "/h.folded", units_header_line("us") + "a;b 2\na;c 3\n");
+  FoldedProfile p = load_profile(dir + "/h.folded");
+  EXPECT_EQ(p.units, "us");
+  EXPECT_EQ(folded_text(p), "a;b 2\na;c 3\n");
+  test::write_file(dir + "/plain.folded", "a;b 2\n");
+  EXPECT_EQ(load_profile(dir + "/plain.folded").units, "samples");
+  test::write_file(dir + "/late.folded", "a;b 2\n# fgtool units=us 4\n");
+  FoldedProfile q = load_profile(dir + "/late.folded");
+  EXPECT_EQ(q.units, "samples");
+  EXPECT_DOUBLE_EQ(q.total(), 6);
+  ProfileLoadOptions forced;
+  forced.units = "ms";
+  EXPECT_EQ(load_profiles({dir + "/plain.folded"}, forced).units, "ms");
+}
+
+// Inputs of different units are never added silently: time units are
+// converted to the first input's with a note, anything else is an error.
+TEST(FoldedUnits, MixedUnitsConvertOrFail) {
+  std::string dir = test::temp_dir();
+  test::write_file(dir + "/ns.folded", units_header_line("ns") + "a;b 5000\n");
+  test::write_file(dir + "/us.folded", units_header_line("us") + "a;b 2\n");
+  test::write_file(dir + "/plain.folded", "a;b 7\n");
+  std::vector<std::string> notes;
+  ProfileLoadOptions o;
+  o.warn = [&](const std::string& w) { notes.push_back(w); };
+  FoldedProfile p = load_profiles({dir + "/us.folded", dir + "/ns.folded"}, o);
+  EXPECT_EQ(p.units, "us");
+  EXPECT_DOUBLE_EQ(p.total(), 7);  // 2 us + 5000 ns
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("converted to us"), std::string::npos) << notes[0];
+  try {
+    load_profiles({dir + "/ns.folded", dir + "/plain.folded"}, o);
+    ADD_FAILURE() << "ns + samples added";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("plain.folded is in samples"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--unit"), std::string::npos) << e.what();
+  }
+  o.units = "ns";  // --unit: the user says what they all are
+  EXPECT_DOUBLE_EQ(load_profiles({dir + "/ns.folded", dir + "/plain.folded"}, o).total(), 5007);
+}
+
 }  // namespace
 }  // namespace fg

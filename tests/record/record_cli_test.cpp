@@ -29,6 +29,16 @@ TEST(RecordCli, RecordsSleepOnCpu) {
   EXPECT_EQ(head.out, "PERFILE2");
 }
 
+// --stack-size is what `fgtool info` advises for stacks cut short; it implies --dwarf.
+TEST(RecordCli, StackSizeImpliesDwarf) {
+  auto r = run_shell(fgtool_bin() + " record -n --stack-size 65528 -- ./train");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("--call-graph dwarf,65528 -- ./train"), std::string::npos) << r.out;
+  auto bad = run_shell(fgtool_bin() + " record -n --stack-size 70000 -- ./train");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("65528"), std::string::npos) << bad.err;
+}
+
 TEST(RecordCli, OffCpuRecordingHasSwitchesAndForwardsExitStatus) {
   std::string why = perf_unavailable_reason();
   if (!why.empty()) GTEST_SKIP() << why;

@@ -45,6 +45,25 @@ TEST(RecordCommandBuilder, OffCpuAndWall) {
   EXPECT_EQ(ev.back(), "dwarf,16384");
 }
 
+// Deep stacks (libtorch's autograd) overflow the default 16 KiB copy and are
+// cut short; --stack-size raises it up to perf's limit, and nothing else.
+TEST(RecordCommandBuilder, DwarfStackSize) {
+  auto o = base();
+  o.dwarf = true;
+  o.stack_size = 65528;
+  EXPECT_EQ(line(o), "perf record -o perf.data -e cpu-clock -F 999 --call-graph dwarf,65528 -- ./train --epochs 1");
+  for (int bad : {0, 7, 1001, 65536, -8}) {
+    o.stack_size = bad;
+    try {
+      fg::RecordCommandBuilder(o).event_arguments();
+      ADD_FAILURE() << "stack size " << bad << " accepted";
+    } catch (const fg::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("--stack-size"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::to_string(bad)), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(RecordCommandBuilder, CommandArgumentsPassThroughUntouched) {
   auto o = base();
   o.command = {"sh", "-c", "echo 'hi' -- -o x"};
