@@ -138,7 +138,7 @@ int run_fold(const std::vector<std::string>& args) {
     to.gpu_idle = gpu_idle;
     to.full_kernel_names = full_kernel_names;
     to.label = label;
-    FoldedProfile profile = fold_trace_inputs(inputs, to, [&](const std::string& path, const std::string& w) {
+    FoldedProfile profile = fold_trace_inputs(inputs, kinds, to, [&](const std::string& path, const std::string& w) {
       std::cerr << "fgtool fold: " << (path == "-" ? "<stdin>" : path) << ": " << w << "\n";
     });
     AtomicOutput out(cli.output);

@@ -92,12 +92,14 @@ FoldedProfile fold_trace_input(const std::string& path, TraceInputKind kind, con
   return p;
 }
 
-FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const TraceFoldOptions& options,
+FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const std::vector<TraceInputKind>& kinds,
+                                const TraceFoldOptions& options,
                                 const std::function<void(const std::string&, const std::string&)>& warn) {
   FoldedProfile out;
   for (size_t i = 0; i < paths.size(); ++i) {
     const std::string& path = paths[i];
-    TraceInputKind kind = path == "-" ? TraceInputKind::ChromeTrace : detect_trace_input(path);
+    TraceInputKind kind = i < kinds.size() ? kinds[i] : TraceInputKind::None;
+    if (kind == TraceInputKind::None) kind = path == "-" ? TraceInputKind::ChromeTrace : detect_trace_input(path);
     if (kind == TraceInputKind::None)
       throw InputError::at_offset(path, 0, "not a Chrome trace (JSON with traceEvents) or a oneDNN verbose log");
     auto w = [&](const std::string& text) { warn(path, text); };

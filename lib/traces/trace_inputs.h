@@ -39,8 +39,10 @@ struct TraceFoldOptions {
 // are passed to `warn` one line each.
 FoldedProfile fold_trace_input(const std::string& path, TraceInputKind kind, const TraceFoldOptions& options,
                                const std::function<void(const std::string&)>& warn);
-// Several inputs into one profile (kinds detected; "-" is read as a Chrome trace).
-FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const TraceFoldOptions& options,
+// Several inputs into one profile; kinds[i] is the kind of paths[i] (None:
+// detected from the file; "-" is then read as a Chrome trace).
+FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const std::vector<TraceInputKind>& kinds,
+                                const TraceFoldOptions& options,
                                 const std::function<void(const std::string& path, const std::string& warning)>& warn);
 
 // Registers the Chrome trace and oneDNN verbose loaders with
