@@ -30,6 +30,8 @@ struct NeedMore {};  // the value continues past the buffered bytes
 inline bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+bool plain_us_to_ns(std::string_view text, int64_t& out);
+
 class Scanner {
  public:
   Scanner(InputStream& in, TraceJsonEventSink& sink, Progress* progress)
@@ -347,7 +349,11 @@ void Scanner::parse_number(const char*& p, TraceJsonValue* v) {
       v->integer = neg ? -int64_t(u) : int64_t(u);
     }
   }
-  v->ns_ok = trace_us_to_ns(text, v->ns);
+  if (exp) {
+    v->ns_ok = trace_us_to_ns(text, v->ns);
+  } else {
+    v->ns_ok = plain_us_to_ns(text, v->ns);
+  }
 }
 
 void Scanner::parse_literal(const char*& p, const char* word, size_t n) {
@@ -696,12 +702,14 @@ const char* TraceJsonValue::type_name() const {
   }
 }
 
-bool trace_us_to_ns(std::string_view text, int64_t& out) {
+namespace {
+// A number without exponent: exact decimal arithmetic.
+bool plain_us_to_ns(std::string_view text, int64_t& out) {
   const char* p = text.data();
   const char* e = p + text.size();
   bool neg = p < e && *p == '-';
   if (neg) ++p;
-  if (text.find_first_of("eE") == std::string_view::npos) {
+  {
     int64_t whole = 0;
     int digits = 0;
     for (; p < e && is_digit(*p); ++p) {
@@ -723,6 +731,11 @@ bool trace_us_to_ns(std::string_view text, int64_t& out) {
     out = neg ? -ns : ns;
     return true;
   }
+}
+}  // namespace
+
+bool trace_us_to_ns(std::string_view text, int64_t& out) {
+  if (text.find_first_of("eE") == std::string_view::npos) return plain_us_to_ns(text, out);
   std::string t(text);
   double v = std::strtod(t.c_str(), nullptr);
   if (!std::isfinite(v) || std::fabs(v) * 1000.0 > double(kMaxAbsNs)) return false;
