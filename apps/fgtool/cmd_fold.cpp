@@ -104,8 +104,10 @@ int run_fold(const std::vector<std::string>& args) {
        "several traces: 'rank' (a root frame 'rank N' per trace, N from its distributedInfo, else its position) "
        "or 'file' (the file name); default: merged")
       ("ops", po::bool_switch(&ops),
-       "perf.data: framework-op view (aten::addmm, AddmmBackward0, ...; native frames below an op fold into it), "
-       "named as in PyTorch traces");
+       "op view: perf.data stacks keep only framework ops (at::_ops::addmm::call -> aten::addmm, AddmmBackward0, "
+       "...) and the program's own functions, native frames below an op folding into it; trace stacks keep only "
+       "their ops and [gpu] leaves (no process, thread, annotation or runtime frames). Both start at the first op, "
+       "so a CPU run and a GPU run line up in 'fgtool diff'");
   options.add(traces);
   po::positional_options_description positional;
   positional.add("input", -1);
@@ -130,7 +132,6 @@ int run_fold(const std::vector<std::string>& args) {
     for (size_t i = 0; i < inputs.size(); ++i)
       if (kinds[i] == TraceInputKind::None)
         throw UsageError(inputs[i] + ": not a trace (several inputs must all be Chrome trace JSON or oneDNN logs)");
-    if (ops) throw UsageError("--ops applies to perf.data; a trace already names its ops");
     TraceFoldOptions to;
     to.lenient = cli.partial;
     to.progress = Progress::default_enabled();
@@ -141,6 +142,7 @@ int run_fold(const std::vector<std::string>& args) {
     FoldedProfile profile = fold_trace_inputs(inputs, kinds, to, [&](const std::string& path, const std::string& w) {
       std::cerr << "fgtool fold: " << (path == "-" ? "<stdin>" : path) << ": " << w << "\n";
     });
+    if (ops) profile = trace_op_view(profile);
     AtomicOutput out(cli.output);
     write_folded(profile, out);
     out.commit();
@@ -153,7 +155,7 @@ int run_fold(const std::vector<std::string>& args) {
   Progress timer("fold", 0, fo.progress);
   FoldStats stats;
   FoldedProfile profile = fold_perf_data(cli.input, fo, &stats);
-  if (ops) profile = framework_op_view(profile);  // traces helper: lib/traces/framework_ops.h
+  if (ops) profile = framework_op_view(profile, /*keep_root=*/false);  // traces helper: lib/traces/framework_ops.h
   AtomicOutput out(cli.output);
   write_folded(profile, out);
   out.commit();

@@ -45,6 +45,18 @@ bool is_identifier(std::string_view s) {
   return true;
 }
 
+// A function of the program itself, not library code compiled into it
+// (templates, inlined headers) nor start-up glue.
+bool own_function(std::string_view name) {
+  if (name.empty() || name.front() == '[' || name == "main" || name == "_start" || name == "_init" ||
+      name == "_fini" || name == "frame_dummy" || starts_with(name, "__") || starts_with(name, "_GLOBAL_"))
+    return false;
+  for (std::string_view lib : {"std::", "__gnu_cxx::", "boost::", "c10::", "at::", "torch::", "caffe2::", "void ",
+                               "decltype(", "fmt::", "google::", "operator new", "operator delete"})
+    if (starts_with(name, lib)) return false;
+  return true;
+}
+
 }  // namespace
 
 std::string framework_op_name(std::string_view f) {
@@ -80,9 +92,15 @@ std::string autograd_evaluate_frame(std::string_view node) {
   return "autograd::engine::evaluate_function: " + std::string(node);
 }
 
-FoldedProfile framework_op_view(const FoldedProfile& in) {
+FoldedProfile framework_op_view(const FoldedProfile& in, bool keep_root) {
   FoldedProfile out;
   out.units = in.units;
+  // Traces count microseconds; cpu-clock periods are nanoseconds.
+  double scale = 1.0;
+  if (in.units == "ns") {
+    scale = 1e-3;
+    out.units = "us";
+  }
   // The main executable: the object of the frame "main", when known.
   std::string_view exe;
   FrameId main_id = in.find_frame("main");
@@ -98,7 +116,8 @@ FoldedProfile framework_op_view(const FoldedProfile& in) {
   in.for_each_stack([&](const std::vector<FrameId>& f, double w) {
     frames.clear();
     if (f.empty()) return;
-    frames.push_back(out.intern(in.frame_name(f[0])));
+    if (keep_root) frames.push_back(out.intern(in.frame_name(f[0])));
+    const size_t base = frames.size();
     for (size_t i = 1; i < f.size(); ++i) {
       Mapped& m = map[f[i]];
       if (!m.done) {
@@ -112,18 +131,52 @@ FoldedProfile framework_op_view(const FoldedProfile& in) {
           } else {
             m.a = out.intern(op);
           }
-        } else if (!exe.empty() && in.frame_object(f[i]) == exe && name != "main" && name != "_start" &&
-                   name.front() != '[') {
+        } else if (is_trace_op_frame(name)) {  // already an op view (a folded file of one)
+          m.a = out.intern(name);
+        } else if (!exe.empty() && in.frame_object(f[i]) == exe && own_function(name)) {
           m.a = out.intern(name);
         }
       }
       for (FrameId id : {m.a, m.b}) {
         if (id == FoldedProfile::kNoFrame) continue;
-        if (frames.size() > 1 && frames.back() == id) continue;  // one op recorded once
+        if (frames.size() > base && frames.back() == id) continue;  // one op recorded once
         frames.push_back(id);
       }
     }
-    if (frames.size() == 1) frames.push_back(no_op);
+    if (frames.size() == base) frames.push_back(no_op);
+    out.add(frames, w * scale);
+  });
+  return out;
+}
+
+bool is_trace_op_frame(std::string_view f) {
+  if (starts_with(f, "torch::autograd::")) {  // AccumulateGrad, CopySlices; not Engine::evaluate_function
+    std::string_view node = f.substr(17);
+    return is_identifier(node) && std::isupper(static_cast<unsigned char>(node[0]));
+  }
+  return starts_with(f, "aten::") || starts_with(f, "autograd::engine::evaluate_function: ") ||
+         starts_with(f, "Optimizer.") || starts_with(f, "[gpu") ||
+         (f.find("Backward") != std::string_view::npos && is_identifier(f));
+}
+
+FoldedProfile trace_op_view(const FoldedProfile& in) {
+  FoldedProfile out;
+  out.units = in.units;
+  std::vector<FrameId> map(in.frame_count(), FoldedProfile::kNoFrame);
+  std::vector<bool> done(in.frame_count(), false);
+  FrameId no_op = out.intern("[no op]");
+  std::vector<FrameId> frames;
+  in.for_each_stack([&](const std::vector<FrameId>& f, double w) {
+    frames.clear();
+    for (FrameId id : f) {
+      if (!done[id]) {
+        done[id] = true;
+        std::string_view name = in.frame_name(id);
+        if (is_trace_op_frame(name) && name != "[gpu] unattributed") map[id] = out.intern(name);
+      }
+      if (map[id] != FoldedProfile::kNoFrame) frames.push_back(map[id]);
+    }
+    if (frames.empty()) frames.push_back(no_op);
     out.add(frames, w);
   });
   return out;

@@ -33,6 +33,21 @@ std::string autograd_evaluate_frame(std::string_view node);
 // folds do), and op frames (framework_op_name; an autograd node preceded by
 // its evaluate_function frame). Frames below the last kept one fold into it
 // as self time; stacks with no op or own function end in "[no op]".
-FoldedProfile framework_op_view(const FoldedProfile& profile);
+// Weights in ns (cpu-clock periods) become us, the unit of traces.
+// With keep_root false the process frame is dropped too (stacks start at
+// the first kept frame), as `fgtool diff --ops` does to line up with traces.
+FoldedProfile framework_op_view(const FoldedProfile& profile, bool keep_root = true);
+
+// Whether a frame of a trace fold is an op as the PyTorch profiler names
+// them: aten::*, autograd nodes (*Backward*, autograd::engine::
+// evaluate_function: *, torch::autograd::*), Optimizer.* steps, and the GPU
+// view's [gpu] leaves.
+bool is_trace_op_frame(std::string_view frame);
+
+// A trace fold (CPU or GPU view) reduced to its op frames (is_trace_op_frame),
+// without process, thread, annotation, python or runtime-call frames, whose
+// time goes to the op above them; stacks with no op end in "[no op]". With
+// framework_op_view of a CPU run's perf.data this lines the two runs up op by op.
+FoldedProfile trace_op_view(const FoldedProfile& profile);
 
 }  // namespace fg

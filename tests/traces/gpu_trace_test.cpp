@@ -344,3 +344,63 @@ TEST(FrameworkOps, RealLibtorchFoldSharesOpNamesWithLibtorchTraces) {
 
 }  // namespace
 }  // namespace fg::test
+
+namespace fg::test {
+namespace {
+
+// One real libtorch CPU run seen by perf and by its own profiler trace
+// (testdata/traces/README.md): the op view of the perf fold names the ops
+// as the trace does, and the ops that ran often appear in both.
+TEST(FrameworkOps, PerfOpViewAndTraceOfOneRunShareOpNames) {
+  FoldedProfile perf;
+  read_folded(testdata("traces/mlp_cpu_run.folded.gz"), perf);
+  FoldedProfile ops = framework_op_view(perf, /*keep_root=*/false);
+  FoldedProfile trace = trace_op_view(fold_chrome_trace(testdata("traces/mlp_cpu_run.trace.json.gz")));
+  auto names_of = [](const FoldedProfile& p) {
+    std::set<std::string> s;
+    p.for_each_stack([&](const std::vector<FrameId>& f, double) {
+      for (FrameId id : f) s.insert(std::string(p.frame_name(id)));
+    });
+    s.erase("[no op]");
+    return s;
+  };
+  std::set<std::string> a = names_of(ops), b = names_of(trace);
+  size_t shared = 0;
+  for (const auto& n : b) shared += a.count(n);
+  // Ops in the trace that perf's samples missed are short ones (item, detach_).
+  EXPECT_GE(shared * 10, b.size() * 9) << shared << " of " << b.size();
+  for (const char* n : {"aten::addmm", "aten::mm", "aten::add_", "aten::relu", "aten::threshold_backward",
+                        "aten::log_softmax", "aten::nll_loss", "AddmmBackward0", "aten::t", "aten::zero_"}) {
+    EXPECT_TRUE(a.count(n)) << n;
+    EXPECT_TRUE(b.count(n)) << n;
+  }
+  for (const auto& n : a) EXPECT_EQ(n.find("at::_ops::"), std::string::npos) << n;
+  EXPECT_NEAR(ops.total(), perf.total(), 1e-9 * perf.total());
+}
+
+}  // namespace
+}  // namespace fg::test
+
+namespace fg::test {
+namespace {
+
+TEST(FrameworkOps, DiffOpsComparesAPerfFoldWithATraceOpByOp) {
+  std::string perf = shell_quote(testdata("traces/mlp_cpu_run.folded.gz"));
+  std::string trace = shell_quote(testdata("traces/mlp_cpu_run.trace.json.gz"));
+  auto r = run_shell(shell_quote(fgtool_bin()) + " diff --ops --top 40 " + perf + " " + trace);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("aten::addmm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("AddmmBackward0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("at::_ops::"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("CPU Functions"), std::string::npos) << r.out;  // no trace roots under --ops
+  // fold --ops gives the same op stacks as the diff compares.
+  auto f = run_shell(shell_quote(fgtool_bin()) + " fold --ops " + trace);
+  ASSERT_EQ(f.status, 0) << f.err;
+  EXPECT_NE(f.out.find("\naten::add_ "), std::string::npos) << f.out.substr(0, 400);
+  auto svg = run_shell(shell_quote(fgtool_bin()) + " diff --ops " + perf + " " + trace);
+  ASSERT_EQ(svg.status, 0) << svg.err;
+  EXPECT_EQ(xml_wellformed_error(svg.out), "");
+}
+
+}  // namespace
+}  // namespace fg::test
