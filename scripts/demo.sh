@@ -95,6 +95,20 @@ step "differential flamegraphs"
 "$fg" diff --title "MLP: frame pointers (A) vs DWARF (B) callchains" "$out/mlp-fp.folded" "$out/mlp-dwarf.folded" -o "$out/diff-mlp-fp-vs-dwarf.svg"
 "$fg" diff --by category "$out/mlp-fp.folded" "$out/mlp-dwarf.folded" >"$out/diff-mlp-fp-vs-dwarf.categories.txt"
 
+# Op by op (docs/traces.md): the framework-op view of each recording, so that
+# a CPU run and a GPU run (fgtool fold --gpu --ops on its PyTorch trace) line
+# up by op name. The trainers here use Debian's CPU-only libtorch, so the
+# demo compares 1 with N threads; with a CUDA libtorch and a GPU, record the
+# same model with a PyTorch profiler trace and diff it the same way.
+step "op-level view: VAE 1 thread vs $threads threads, op by op"
+if ! "$bin/vae_train" --device cuda --help >/dev/null 2>&1 || ! "$bin/vae_train" --data "$out/data" --epochs 1 --max-batches 1 --device cuda >/dev/null 2>&1; then
+  echo "  (no CUDA libtorch or GPU here: comparing CPU thread counts instead of CPU vs GPU)"
+fi
+fold vae-1thread "-ops" --ops
+fold "vae-${threads}threads" "-ops" --ops
+"$fg" diff --title "VAE op by op: 1 thread (A) vs $threads threads (B)" "$out/vae-1thread-ops.folded" "$out/vae-${threads}threads-ops.folded" -o "$out/diff-vae-ops.svg"
+"$fg" diff --top 15 "$out/vae-1thread-ops.folded" "$out/vae-${threads}threads-ops.folded" >"$out/diff-vae-ops.top.txt"
+
 step "writing $out/index.html"
 python3 - "$out" "$threads" <<'EOF'
 import html, json, os, sys
@@ -119,6 +133,8 @@ rows = [
     ("diff-vae-threads.svg", "Differential: VAE 1 thread (A) vs %s threads (B), red grew, blue shrank" % threads),
     ("diff-vae-threads.categories.txt", "Category table of that change (GEMM, OpenMP, ...) side by side"),
     ("diff-vae-threads.top.txt", "Frames that gained and lost most between the two VAE runs"),
+    ("diff-vae-ops.svg", "Differential op by op (fgtool fold --ops): VAE 1 thread (A) vs %s threads (B)" % threads),
+    ("diff-vae-ops.top.txt", "Ops (aten::addmm, AddmmBackward0, ...) that gained and lost most share"),
     ("diff-mlp-fp-vs-dwarf.categories.txt", "Category table: frame pointers vs DWARF"),
     ("mlp-dwarf.report.txt", "Where the MLP's time goes: per resource category and training phase, top functions"),
     ("mlp-wall.report.txt", "The same for wall-clock time, off-CPU included"),
