@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <set>
 
 #include "diagnostics/input_error.h"
 #include "folded/profile_loader.h"
@@ -96,6 +97,7 @@ FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const std
                                 const TraceFoldOptions& options,
                                 const std::function<void(const std::string&, const std::string&)>& warn) {
   FoldedProfile out;
+  std::set<std::string> used;
   for (size_t i = 0; i < paths.size(); ++i) {
     const std::string& path = paths[i];
     TraceInputKind kind = i < kinds.size() ? kinds[i] : TraceInputKind::None;
@@ -116,6 +118,12 @@ FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const std
       label = slash == std::string::npos ? path : path.substr(slash + 1);
     } else {
       label = "rank " + std::to_string(rank >= 0 ? rank : int64_t(i));
+      // Two traces claiming one rank (e.g. single-process jobs, all rank 0)
+      // stay apart: the later one is named by its file too.
+      if (!used.insert(label).second) {
+        size_t slash = path.find_last_of('/');
+        label += " (" + (slash == std::string::npos ? path : path.substr(slash + 1)) + ")";
+      }
     }
     merge_under(out, p, label);
     out.units = p.units;

@@ -30,8 +30,8 @@ struct TraceFoldOptions {
   bool gpu_idle = false;  // with gpu: idle gaps per stream as [gpu idle]
   bool full_kernel_names = false;  // with gpu: kernel names as written, not shortened
   // Several inputs: "" (merged), "rank" (a root frame "rank N" per input, N
-  // from the trace's distributedInfo, else the input's position) or "file"
-  // (the file name).
+  // from the trace's distributedInfo, else the input's position; a rank
+  // seen twice gets the file name added) or "file" (the file name).
   std::string label;
 };
 

@@ -206,6 +206,11 @@ TEST(GpuTrace, GzipStdinAndRanksThroughTheCli) {
   EXPECT_DOUBLE_EQ(p.total(), 2 * 70.5);
   auto merged = run_shell(fgtool("fold --gpu " + dir + "/r3.json.gz " + dir + "/r5.json"));
   EXPECT_NE(merged.out.find("[gpu] ncclKernel_AllReduce_RING_LL_Sum_float 14\n"), std::string::npos) << merged.out;
+  // Two traces of one rank stay apart.
+  auto same = run_shell(fgtool("fold --gpu --label rank " + dir + "/r3.json " + dir + "/r3.json.gz"));
+  EXPECT_NE(same.out.find("\nrank 3 (r3.json.gz);[gpu] unattributed;"), std::string::npos) << same.out;
+  EXPECT_EQ(same.out.find("rank 3;[gpu] unattributed;stream 7;[gpu] ncclKernel_AllReduce_RING_LL_Sum_float 14"),
+            std::string::npos);
   // Usage errors.
   EXPECT_NE(run_shell(fgtool("fold --idle " + dir + "/r3.json")).status, 0);
   EXPECT_NE(run_shell(fgtool("fold --gpu --label nope " + dir + "/r3.json")).status, 0);
