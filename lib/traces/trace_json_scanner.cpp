@@ -16,6 +16,9 @@ namespace fg {
 
 namespace {
 
+// Reads start in 64 KiB blocks (small traces, tests and fuzzing stay cheap)
+// and double up to 4 MiB blocks for big ones.
+constexpr size_t kFirstBlock = size_t(64) << 10;
 constexpr size_t kBlock = size_t(4) << 20;
 // One JSON value (an event, or a top-level value other than traceEvents) must
 // fit in the buffer at once; this bounds memory for hostile input.
@@ -35,7 +38,7 @@ bool plain_us_to_ns(std::string_view text, int64_t& out);
 class Scanner {
  public:
   Scanner(InputStream& in, TraceJsonEventSink& sink, Progress* progress)
-      : in_(in), sink_(sink), progress_(progress), buf_(kBlock + kPad, '\0'), cap_(kBlock) {}
+      : in_(in), sink_(sink), progress_(progress), buf_(kFirstBlock + kPad, '\0'), cap_(kFirstBlock) {}
 
   TraceJsonScanResult run();
 
@@ -52,12 +55,16 @@ class Scanner {
       len_ -= pos_;
       pos_ = 0;
     }
-    if (len_ == cap_) {
+    if (len_ == cap_) {  // one value fills the buffer: grow it, up to the limit
       if (cap_ >= kMaxValue)
         throw InputError::at_offset(in_.name(), base_, "a single JSON value larger than 64 MiB");
       cap_ *= 2;
       buf_.resize(cap_ + kPad);
+    } else if (cap_ < kBlock && refills_ > 0) {  // a big input: read in larger blocks
+      cap_ *= 2;
+      buf_.resize(cap_ + kPad);
     }
+    ++refills_;
     size_t n = in_.read(buf_.data() + len_, cap_ - len_);
     if (n == 0) eof_ = true;
     len_ += n;
@@ -124,7 +131,7 @@ class Scanner {
   TraceJsonEventSink& sink_;
   Progress* progress_;
   std::vector<char> buf_;
-  size_t cap_, len_ = 0, pos_ = 0;
+  size_t cap_, len_ = 0, pos_ = 0, refills_ = 0;
   uint64_t base_ = 0;
   bool eof_ = false;
   TraceJsonEvent ev_;
