@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "diagnostics/input_error.h"
@@ -405,6 +406,52 @@ TEST(FrameworkOps, DiffOpsComparesAPerfFoldWithATraceOpByOp) {
   auto svg = run_shell(shell_quote(fgtool_bin()) + " diff --ops " + perf + " " + trace);
   ASSERT_EQ(svg.status, 0) << svg.err;
   EXPECT_EQ(xml_wellformed_error(svg.out), "");
+}
+
+}  // namespace
+}  // namespace fg::test
+
+namespace fg::test {
+namespace {
+
+// The hand-written scanner accepts exactly the JSON nlohmann accepts (a bare
+// array cut after an event aside, which the trace format allows), on random
+// damage of a Kineto-shaped trace.
+TEST(GpuTrace, ScannerAgreesWithNlohmannOnDamagedTraces) {
+  std::mt19937 rng(4242);
+  const std::string source = kKineto;
+  const char alphabet[] = "{}[]\",:0123456789.-+eE \\/u\"XBEMphnulltruefalse\xc3\xa9\xff\x01";
+  int valid = 0, invalid = 0;
+  for (int i = 0; i < 1500; ++i) {
+    std::string t = source;
+    int edits = 1 + int(rng() % 3);
+    for (int k = 0; k < edits && !t.empty(); ++k) {
+      size_t at = rng() % t.size();
+      switch (rng() % 3) {
+        case 0: t[at] = alphabet[rng() % (sizeof alphabet - 1)]; break;
+        case 1: t.erase(at, 1 + rng() % 4); break;
+        default: t.insert(at, 1, alphabet[rng() % (sizeof alphabet - 1)]);
+      }
+    }
+    bool accepted = nlohmann::json::accept(t);
+    std::string path = temp_input("agree.json", t);
+    ChromeTraceOptions o;
+    o.lenient = true;
+    o.view = i % 2 ? ChromeTraceOptions::View::Gpu : ChromeTraceOptions::View::Cpu;
+    o.gpu_idle = true;
+    std::string error;
+    ChromeTraceStats st;
+    try {
+      fold_chrome_trace(path, o, &st);
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+    bool malformed = error.find("malformed JSON") != std::string::npos;
+    EXPECT_EQ(accepted, !malformed) << "input #" << i << ": " << error << "\n" << t.substr(0, 300);
+    (accepted ? valid : invalid)++;
+  }
+  EXPECT_GT(valid, 100);
+  EXPECT_GT(invalid, 100);
 }
 
 }  // namespace
