@@ -733,6 +733,7 @@ bool plain_us_to_ns(std::string_view text, int64_t& out) {
       }
     }
     for (int i = fd; i < 3; ++i) frac *= 10;
+    if (whole > kMaxAbsNs / 1000) return false;  // before multiplying: 16 digits can overflow int64
     int64_t ns = whole * 1000 + frac + (round_up ? 1 : 0);
     if (ns > kMaxAbsNs) return false;
     out = neg ? -ns : ns;

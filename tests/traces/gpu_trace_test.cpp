@@ -15,6 +15,7 @@
 #include "traces/chrome_trace.h"
 #include "traces/framework_ops.h"
 #include "traces/trace_inputs.h"
+#include "traces/trace_json_scanner.h"
 
 namespace fg::test {
 namespace {
@@ -452,6 +453,27 @@ TEST(GpuTrace, ScannerAgreesWithNlohmannOnDamagedTraces) {
   }
   EXPECT_GT(valid, 100);
   EXPECT_GT(invalid, 100);
+}
+
+}  // namespace
+}  // namespace fg::test
+
+namespace fg::test {
+namespace {
+
+TEST(GpuTrace, TimestampRangeIsCheckedBeforeArithmetic) {
+  int64_t ns = 0;
+  EXPECT_TRUE(trace_us_to_ns("1695835542514261", ns));
+  EXPECT_EQ(ns, int64_t(1695835542514261) * 1000);
+  EXPECT_TRUE(trace_us_to_ns("1212075548353.304", ns));
+  EXPECT_EQ(ns, int64_t(1212075548353304));
+  EXPECT_TRUE(trace_us_to_ns("0.0005", ns));
+  EXPECT_EQ(ns, 1);  // rounded to the nearest ns
+  EXPECT_FALSE(trace_us_to_ns("9999999999999999", ns));  // 1e19 ns: out of range, no overflow
+  EXPECT_FALSE(trace_us_to_ns("-9999999999999999.9", ns));
+  EXPECT_TRUE(trace_us_to_ns("1.5e3", ns));
+  EXPECT_EQ(ns, 1500000);
+  EXPECT_FALSE(trace_us_to_ns("1e300", ns));
 }
 
 }  // namespace
