@@ -478,3 +478,32 @@ TEST(GpuTrace, TimestampRangeIsCheckedBeforeArithmetic) {
 
 }  // namespace
 }  // namespace fg::test
+
+namespace fg::test {
+namespace {
+
+// GPU folds through report, svg --colors category and diff --by category:
+// the default rules give kernels the categories of their CPU counterparts.
+TEST(GpuTrace, CategoriesOfGpuFolds) {
+  std::string dir = temp_dir();
+  write_file(dir + "/k.json", kKineto);
+  auto fold = run_shell(fgtool("fold --gpu --idle " + dir + "/k.json -o " + dir + "/gpu.folded"));
+  ASSERT_EQ(fold.status, 0) << fold.err;
+  auto r = run_shell(fgtool("report " + dir + "/gpu.folded"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  // gemm_kernel 40.5, vectorized_elementwise_kernel 20, Memset 3, NCCL 7, idle 189.5 (of 260 in all).
+  for (const char* line : {"\ngemm ", "\neltwise ", "\ngpu-memcpy ", "\ncollective ", "\ngpu-idle "})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  auto svg = run_shell(fgtool("svg --colors category " + dir + "/gpu.folded"));
+  ASSERT_EQ(svg.status, 0) << svg.err;
+  EXPECT_EQ(xml_wellformed_error(svg.out), "");
+  auto cpu = run_shell(fgtool("fold " + dir + "/k.json -o " + dir + "/cpu.folded"));
+  ASSERT_EQ(cpu.status, 0) << cpu.err;
+  auto d = run_shell(fgtool("diff --by category " + dir + "/cpu.folded " + dir + "/gpu.folded"));
+  ASSERT_EQ(d.status, 0) << d.err;
+  EXPECT_NE(d.out.find("\ncollective "), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("\ngemm "), std::string::npos) << d.out;
+}
+
+}  // namespace
+}  // namespace fg::test
