@@ -5,7 +5,7 @@
 # and gzip. Not a test; prints MB/s (decompressed bytes / best wall of 3) and
 # peak RSS. Then, when ../shared/traces is there, bench/gpu_fold_check.py.
 #
-#   bench/run_trace_bench.sh [BUILD_DIR]     (default: build)
+#   bench/run_trace_bench.sh [BUILD_DIR]     (default: build; FGTOOL_TRACE_MB=300 sets the size)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
@@ -14,12 +14,12 @@ fgtool=$build/bin/fgtool
 [ -x "$fgtool" ] || { echo "no $fgtool: build first" >&2; exit 2; }
 mkdir -p "$dir"
 shared=$here/../../shared/traces
-trace=$dir/kineto-300mb.json
+trace=$dir/kineto-${FGTOOL_TRACE_MB:-300}mb.json
 if [ ! -s "$trace" ]; then
   seed=()
   [ -f "$shared/sampled-rank0.pt.trace.json.gz" ] && seed=(--seed-trace "$shared/sampled-rank0.pt.trace.json.gz")
   echo "generating $trace ${seed[*]:-(synthetic)} ..."
-  python3 "$here/gen_kineto_trace.py" "$trace" --mb 300 "${seed[@]}"
+  python3 "$here/gen_kineto_trace.py" "$trace" --mb "${FGTOOL_TRACE_MB:-300}" "${seed[@]}"
 fi
 [ -s "$trace.gz" ] || gzip -1 -c "$trace" > "$trace.gz"
 bytes=$(stat -c %s "$trace")
