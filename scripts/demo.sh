@@ -95,6 +95,26 @@ step "differential flamegraphs"
 "$fg" diff --title "MLP: frame pointers (A) vs DWARF (B) callchains" "$out/mlp-fp.folded" "$out/mlp-dwarf.folded" -o "$out/diff-mlp-fp-vs-dwarf.svg"
 "$fg" diff --by category "$out/mlp-fp.folded" "$out/mlp-dwarf.folded" >"$out/diff-mlp-fp-vs-dwarf.categories.txt"
 
+# Op by op (docs/traces.md): the framework-op view of each recording, so that
+# runs line up by op name: 1 vs N CPU threads here, and with a CUDA libtorch
+# and a GPU the same model on the GPU (its profiler trace, kernels under ops).
+step "op-level view: VAE 1 thread vs $threads threads, op by op"
+fold vae-1thread "-ops" --ops
+fold "vae-${threads}threads" "-ops" --ops
+"$fg" diff --title "VAE op by op: 1 thread (A) vs $threads threads (B)" "$out/vae-1thread-ops.folded" "$out/vae-${threads}threads-ops.folded" -o "$out/diff-vae-ops.svg"
+"$fg" diff --top 15 "$out/vae-1thread-ops.folded" "$out/vae-${threads}threads-ops.folded" >"$out/diff-vae-ops.top.txt"
+if "$bin/vae_train" --data "$out/data" --epochs 1 --max-batches 1 --device cuda >/dev/null 2>&1; then
+  step "VAE on the GPU: profiler trace, GPU kernels under the ops that launched them"
+  "$bin/vae_train" --data "$out/data" --epochs 1 --max-batches 40 --device cuda --trace "$out/vae-gpu.trace.json" \
+    --trace-steps 5 >"$out/vae-gpu.log" 2>&1
+  "$fg" fold --gpu --ops "$out/vae-gpu.trace.json" -o "$out/vae-gpu-ops.folded"
+  "$fg" diff --title "VAE op by op: CPU, 1 thread (A) vs GPU (B)" "$out/vae-1thread-ops.folded" "$out/vae-gpu-ops.folded" -o "$out/diff-vae-cpu-gpu.svg"
+  "$fg" diff --top 15 "$out/vae-1thread-ops.folded" "$out/vae-gpu-ops.folded" >"$out/diff-vae-cpu-gpu.top.txt"
+  "$fg" diff --by category "$out/vae-1thread-ops.folded" "$out/vae-gpu-ops.folded" >"$out/diff-vae-cpu-gpu.categories.txt"
+else
+  echo "  (no CUDA libtorch or no GPU here, so no CPU-vs-GPU diff: Debian's libtorch is CPU-only)"
+fi
+
 step "writing $out/index.html"
 python3 - "$out" "$threads" <<'EOF'
 import html, json, os, sys
@@ -119,6 +139,11 @@ rows = [
     ("diff-vae-threads.svg", "Differential: VAE 1 thread (A) vs %s threads (B), red grew, blue shrank" % threads),
     ("diff-vae-threads.categories.txt", "Category table of that change (GEMM, OpenMP, ...) side by side"),
     ("diff-vae-threads.top.txt", "Frames that gained and lost most between the two VAE runs"),
+    ("diff-vae-ops.svg", "Differential op by op (fgtool fold --ops): VAE 1 thread (A) vs %s threads (B)" % threads),
+    ("diff-vae-ops.top.txt", "Ops (aten::addmm, AddmmBackward0, ...) that gained and lost most share"),
+    ("diff-vae-cpu-gpu.svg", "Differential op by op: VAE on the CPU (A) vs on the GPU (B), GPU kernel time under ops"),
+    ("diff-vae-cpu-gpu.top.txt", "Ops that gained and lost most share from CPU to GPU"),
+    ("diff-vae-cpu-gpu.categories.txt", "Categories (gemm, conv, eltwise, gpu-memcpy, ...) on CPU vs GPU"),
     ("diff-mlp-fp-vs-dwarf.categories.txt", "Category table: frame pointers vs DWARF"),
     ("mlp-dwarf.report.txt", "Where the MLP's time goes: per resource category and training phase, top functions"),
     ("mlp-wall.report.txt", "The same for wall-clock time, off-CPU included"),

@@ -8,10 +8,13 @@
 #include "command.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
+#include "diagnostics/terminal_text.h"
 #include "folded/folded_reader.h"
 #include "folded/profile_loader.h"
 #include "render/diff_flamegraph.h"
 #include "svg_cli.h"
+#include "traces/framework_ops.h"  // traces helper: --ops, --gpu
+#include "traces/trace_inputs.h"
 
 namespace {
 
@@ -25,6 +28,7 @@ int run_diff(const std::vector<std::string>& args) {
   fg::DiffOptions dopt;
   bool no_normalize = false, lenient = false;
   size_t top = 0;
+  bool ops = false, gpu = false;  // traces helper (lib/traces)
   po::options_description options("Options");
   options.add_options()
       ("input", po::value(&inputs), "BEFORE AFTER folded profiles, or one three-column file (stack countA countB)")
@@ -37,6 +41,10 @@ int run_diff(const std::vector<std::string>& args) {
       ("lenient", po::bool_switch(&lenient), "skip malformed lines and count them on stderr")
       ("by", po::value(&by), "'category': the category table of A and B side by side (text; --format json for "
                              "JSON); with -o OUT.svg also the diff SVG, its legend summarising the change")
+      ("ops", po::bool_switch(&ops), "compare op by op: perf.data and folded inputs in fgtool fold --ops's "
+                                      "framework-op view, traces reduced to their ops and [gpu] leaves")
+      ("gpu", po::bool_switch(&gpu), "trace inputs (PyTorch/Kineto JSON) in fgtool fold --gpu's view: GPU kernel "
+                                      "time under the ops that launched it")
       ("rules", po::value(&rules_file), "with --by category: a category rules file (see 'fgtool help rules')");
   fg::cli::add_svg_options(options, svg, false, "Differential Flame Graph");
   po::positional_options_description positional;
@@ -67,8 +75,26 @@ int run_diff(const std::vector<std::string>& args) {
   } else {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;
-    fg::load_profile(inputs[0], a, lo);
-    fg::load_profile(inputs[1], b, lo);
+    // A trace is folded in the view asked for; with --ops every input is
+    // reduced to its ops (traces helper: lib/traces).
+    auto load = [&](const std::string& path, fg::FoldedProfile& into) {
+      fg::TraceInputKind kind = path == "-" ? fg::TraceInputKind::None : fg::detect_trace_input(path);
+      if (kind == fg::TraceInputKind::ChromeTrace && (gpu || ops)) {
+        fg::TraceFoldOptions to;
+        to.lenient = lenient;
+        to.gpu = gpu;
+        into = fg::fold_trace_input(path, kind, to, [&](const std::string& w) {
+          std::cerr << "fgtool diff: " << fg::terminal_safe(path) << ": " << fg::terminal_safe(w) << "\n";
+        });
+      } else {
+        fg::load_profile(path, into, lo);
+      }
+      if (ops)
+        into = kind == fg::TraceInputKind::ChromeTrace ? fg::trace_op_view(into)
+                                                       : fg::framework_op_view(into, /*keep_root=*/false);
+    };
+    load(inputs[0], a);
+    load(inputs[1], b);
     if (a.units != b.units && !a.units.empty() && !b.units.empty()) {
       // Never silent: time units are converted to B's, shares of other
       // units compared only when normalised (and said), raw counts refused.

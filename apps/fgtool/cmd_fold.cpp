@@ -1,7 +1,15 @@
 // fgtool fold: perf.data -> folded stacks (on-CPU, off-CPU or wall clock).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "command.h"
 #include "diagnostics/atomic_output.h"
@@ -11,55 +19,155 @@
 #include "fold_cli.h"
 #include "fold/fold_perf_data.h"
 #include "folded/folded_writer.h"
+#include "traces/framework_ops.h"
 #include "traces/trace_inputs.h"  // traces helper: Chrome trace JSON, oneDNN verbose logs
 
 namespace fg::cli {
 namespace {
 
+// What stdin holds, decided from its first bytes without losing them: a
+// regular file is peeked with pread; a pipe's first bytes are read and fed
+// back, followed by the rest, through a new pipe that replaces fd 0 (so the
+// perf.data pipe reader and the trace reader both see the whole stream).
+TraceInputKind sniff_stdin() {
+  struct stat st;
+  if (fstat(0, &st) != 0) return TraceInputKind::None;
+  std::string head(4096, '\0');
+  size_t have = 0;
+  if (S_ISREG(st.st_mode)) {
+    off_t at = lseek(0, 0, SEEK_CUR);
+    ssize_t n = pread(0, head.data(), head.size(), at < 0 ? 0 : at);
+    head.resize(n > 0 ? size_t(n) : 0);
+    return detect_trace_input_head(head);
+  }
+  while (have < head.size()) {
+    ssize_t n = ::read(0, head.data() + have, head.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    have += size_t(n);
+    // Enough to decide? (A trace names traceEvents or "ph" early; perf's pipe header is 16 bytes.)
+    if (detect_trace_input_head(std::string_view(head.data(), have)) != TraceInputKind::None) break;
+  }
+  head.resize(have);
+  TraceInputKind kind = detect_trace_input_head(head);
+  int fds[2];
+  int orig = dup(0);
+  if (orig < 0 || pipe(fds) != 0 || dup2(fds[0], 0) < 0)
+    throw InputError(std::string("<stdin>: cannot set up a pipe: ") + std::strerror(errno));
+  ::close(fds[0]);
+  std::thread([head, in = orig, out = fds[1]]() {
+    auto write_all = [&](const char* p, size_t n) {
+      while (n > 0) {
+        ssize_t w = ::write(out, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= size_t(w);
+      }
+      return true;
+    };
+    bool ok = write_all(head.data(), head.size());
+    std::vector<char> buf(1 << 20);
+    while (ok) {
+      ssize_t n = ::read(in, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      ok = write_all(buf.data(), size_t(n));
+    }
+    ::close(out);
+    ::close(in);
+  }).detach();
+  return kind;
+}
+
 int run_fold(const std::vector<std::string>& args) {
   FoldCliOptions cli;
   po::options_description options("Options");
   add_fold_options(options, cli);
+  std::vector<std::string> inputs;
   options.add_options()("output,o", po::value(&cli.output)->default_value("-"), "output file ('-' = stdout)")(
-      "input", po::value(&cli.input), "perf.data (file or pipe mode; '-' = stdin)");
+      "input", po::value(&inputs), "perf.data (file or pipe mode; '-' = stdin), or trace files");
   bool header = false, no_header = false;
   options.add_options()
     ("units-header", po::bool_switch(&header),
      "start the output with '# fgtool units=ns' (the default with -o FILE; flamegraph.pl and inferno skip the line)")
     ("no-units-header", po::bool_switch(&no_header),
      "no units line even with -o (stdout never has one: it stays what stackcollapse-perf.pl writes)");
-  bool onednn_verbose = false;  // traces helper (lib/traces)
-  options.add_options()("onednn-verbose", po::bool_switch(&onednn_verbose),
-                        "input is a oneDNN verbose log: stacks primitive;implementation;shape, weight us");
+  // ---- traces helper (lib/traces): Chrome/Kineto trace JSON, oneDNN verbose logs ----
+  bool onednn_verbose = false, gpu = false, gpu_idle = false, ops = false, full_kernel_names = false;
+  std::string label;
+  po::options_description traces("Traces (Chrome trace JSON / PyTorch Kineto, plain or .gz; oneDNN verbose logs)");
+  traces.add_options()
+      ("onednn-verbose", po::bool_switch(&onednn_verbose),
+       "input is a oneDNN verbose log: stacks primitive;implementation;shape, weight us")
+      ("gpu", po::bool_switch(&gpu),
+       "trace: GPU kernels, memcpy and memset under the CPU stack that launched them "
+       "(PROCESS;THREAD;annotations;ops;launch;[gpu] KERNEL), weight device us")
+      ("idle", po::bool_switch(&gpu_idle),
+       "with --gpu: each stream's idle gaps as [gpu idle] under the CPU op running at the time")
+      ("full-kernel-names", po::bool_switch(&full_kernel_names),
+       "with --gpu: kernel names as the trace writes them (default: return type and argument list dropped)")
+      ("label", po::value(&label),
+       "several traces: 'rank' (a root frame 'rank N' per trace, N from its distributedInfo, else its position) "
+       "or 'file' (the file name); default: merged")
+      ("ops", po::bool_switch(&ops),
+       "op view: perf.data stacks keep only framework ops (at::_ops::addmm::call -> aten::addmm, AddmmBackward0, "
+       "...) and the program's own functions, native frames below an op folding into it; trace stacks keep only "
+       "their ops and [gpu] leaves (no process, thread, annotation or runtime frames). Both start at the first op, "
+       "so a CPU run and a GPU run line up in 'fgtool diff'");
+  options.add(traces);
   po::positional_options_description positional;
-  positional.add("input", 1);
+  positional.add("input", -1);
   po::variables_map vm;
   if (!parse_args("fold", args, options, positional, vm)) return 0;
-  if (cli.input.empty()) throw UsageError("no input file (see 'fgtool help fold')");
+  if (inputs.empty()) throw UsageError("no input file (see 'fgtool help fold')");
+  if ((gpu_idle || full_kernel_names) && !gpu) throw UsageError("--idle and --full-kernel-names need --gpu");
+  if (!label.empty() && label != "rank" && label != "file")
+    throw UsageError("--label: '" + label + "' is not one of rank, file");
+  if (std::count(inputs.begin(), inputs.end(), std::string("-")) > 1)
+    throw UsageError("stdin ('-') can be given once");
+  cli.input = inputs[0];
   if (header && no_header) throw UsageError("--units-header and --no-units-header exclude each other");
   // The unit survives `fold -o x.folded && report x.folded` through a first
   // comment line; stdout stays byte-for-byte the drop-in format by default.
   const bool with_header = header || (cli.output != "-" && !no_header);
-  // ---- traces helper: Chrome trace JSON (detected) and oneDNN verbose logs (lib/traces) ----
-  if (TraceInputKind kind = onednn_verbose ? TraceInputKind::OnednnVerbose : detect_trace_input(cli.input);
-      kind != TraceInputKind::None) {
+  std::vector<TraceInputKind> kinds;
+  for (const auto& in : inputs) {
+    TraceInputKind k = onednn_verbose ? TraceInputKind::OnednnVerbose
+                       : in == "-"    ? sniff_stdin()
+                                      : detect_trace_input(in);
+    kinds.push_back(k);
+  }
+  bool any_trace = std::any_of(kinds.begin(), kinds.end(), [](TraceInputKind k) { return k != TraceInputKind::None; });
+  if (any_trace) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (kinds[i] == TraceInputKind::None)
+        throw UsageError(inputs[i] + ": not a trace (several inputs must all be Chrome trace JSON or oneDNN logs)");
     TraceFoldOptions to;
     to.lenient = cli.partial;
     to.progress = Progress::default_enabled();
-    FoldedProfile profile = fold_trace_input(cli.input, kind, to, [&](const std::string& w) {
-      std::cerr << "fgtool fold: " << terminal_safe(cli.input) << ": " << terminal_safe(w) << "\n";
+    to.gpu = gpu;
+    to.gpu_idle = gpu_idle;
+    to.full_kernel_names = full_kernel_names;
+    to.label = label;
+    FoldedProfile profile = fold_trace_inputs(inputs, kinds, to, [&](const std::string& path, const std::string& w) {
+      std::cerr << "fgtool fold: " << terminal_safe(path == "-" ? "<stdin>" : path) << ": " << terminal_safe(w) << "\n";
     });
+    if (ops) profile = trace_op_view(profile);
     AtomicOutput out(cli.output);
     if (with_header) out.write(units_header_line(profile.units));
     write_folded(profile, out);
     out.commit();
     return 0;
   }
+  if (gpu) throw UsageError(cli.input + ": --gpu reads a PyTorch/Kineto trace (JSON), not perf.data");
+  if (inputs.size() > 1) throw UsageError("one perf.data at a time (several inputs: traces only)");
   // ---- end traces helper ----
   FoldOptions fo = to_fold_options(cli, vm);
   Progress timer("fold", 0, fo.progress);
   FoldStats stats;
   FoldedProfile profile = fold_perf_data(cli.input, fo, &stats);
+  if (ops) profile = framework_op_view(profile, /*keep_root=*/false);  // traces helper: lib/traces/framework_ops.h
   AtomicOutput out(cli.output);
   if (with_header) out.write(units_header_line(profile.units));
   write_folded(profile, out);
@@ -80,6 +188,9 @@ const Registration reg{CommandInfo{
     "  perf record -g -o - ./app | fgtool fold -          # pipe mode\n"
     "  fgtool fold --symfs /srv/rootfs --kallsyms kallsyms.txt other-host.data\n"
     "  fgtool fold trace.json -o t.folded       # Chrome trace JSON: PROCESS;THREAD;spans, self time in us\n"
+    "  fgtool fold --gpu x.pt.trace.json.gz     # Kineto: ...;aten::addmm;cudaLaunchKernel;[gpu] KERNEL, device us\n"
+    "  fgtool fold --gpu --idle --label rank rank*.pt.trace.json.gz   # + stream idle gaps; one root per rank\n"
+    "  fgtool fold --ops perf.data -o cpu-ops.folded; fgtool diff cpu-ops.folded gpu.folded  # op by op\n"
     "  ONEDNN_VERBOSE=1 ./app > v.log; fgtool fold --onednn-verbose v.log  # primitive;impl;shape, us\n",
     run_fold, 20}};
 

@@ -3,16 +3,20 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
-#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/cuda.h>
 
 #include <dlfcn.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "diagnostics/input_error.h"
 
@@ -65,23 +69,73 @@ ProfilerTrace::~ProfilerTrace() {
   }
 }
 
+namespace {
+
+std::set<torch::profiler::impl::ActivityType> profiler_activities() {
+  std::set<torch::profiler::impl::ActivityType> a{torch::profiler::impl::ActivityType::CPU};
+  if (torch::cuda::is_available()) a.insert(torch::profiler::impl::ActivityType::CUDA);
+  return a;
+}
+
+torch::profiler::impl::ProfilerConfig profiler_config() {
+  return torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::KINETO, /*report_input_shapes=*/false,
+                                               /*profile_memory=*/false, /*with_stack=*/false, /*with_flops=*/false,
+                                               /*with_modules=*/false);
+}
+
+// The recorded events in Kineto's trace layout, for libtorch builds that
+// cannot save a trace themselves (USE_KINETO=0).
+void write_kineto_layout(const torch::autograd::profiler::ProfilerResult& result, const std::string& path) {
+  nlohmann::json events = nlohmann::json::array();
+  const int pid = int(getpid());
+  std::set<uint64_t> threads;
+  for (const auto& e : result.events()) {
+    bool user = e.scope() == uint8_t(at::RecordScope::USER_SCOPE);
+    nlohmann::json args = {{"External id", e.correlationId()}};
+    if (e.sequenceNr() >= 0) args["Sequence number"] = e.sequenceNr();
+    if (e.fwdThreadId() > 0) args["Fwd thread id"] = e.fwdThreadId();
+    events.push_back({{"ph", "X"}, {"cat", user ? "user_annotation" : "cpu_op"}, {"name", e.name()}, {"pid", pid},
+                      {"tid", e.startThreadId()}, {"ts", e.startUs()}, {"dur", e.durationUs()}, {"args", args}});
+    threads.insert(e.startThreadId());
+  }
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", program_invocation_short_name}}}});
+  for (uint64_t t : threads)
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", t},
+                      {"args", {{"name", "thread " + std::to_string(t)}}}});
+  nlohmann::json doc = {{"schemaVersion", 1}, {"traceEvents", events}, {"traceName", path}, {"displayTimeUnit", "ms"}};
+  std::ofstream out(path);
+  out << doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (!out) throw InputError(path + ": cannot write the trace");
+}
+
+}  // namespace
+
 void ProfilerTrace::before_step() {
-  if (path_.empty() || guard_ || done_ != warmup_steps_) return;
-  // RecordProfile enables the legacy autograd profiler and, on destruction,
-  // writes every recorded op as a Chrome trace event.
-  guard_ = std::make_unique<torch::autograd::profiler::RecordProfile>(path_);
+  if (path_.empty() || active_ || done_ != warmup_steps_) return;
+  torch::autograd::profiler::prepareProfiler(profiler_config(), profiler_activities());
+  torch::autograd::profiler::enableProfiler(profiler_config(), profiler_activities());
+  active_ = true;
 }
 
 void ProfilerTrace::after_step() {
   if (path_.empty()) return;
   ++done_;
-  if (guard_ && done_ >= warmup_steps_ + steps_) finish();
+  if (active_ && done_ >= warmup_steps_ + steps_) finish();
 }
 
 void ProfilerTrace::finish() {
-  if (!guard_) return;
-  guard_.reset();  // writes the file
-  std::cerr << "trace: wrote " << path_ << " (" << (done_ - warmup_steps_) << " training steps)\n";
+  if (!active_) return;
+  active_ = false;
+  auto result = torch::autograd::profiler::disableProfiler();
+  bool saved = false;
+  try {
+    result->save(path_);  // Kineto's own writer (with GPU kernels), where libtorch has Kineto
+    saved = true;
+  } catch (const c10::Error&) {
+  }
+  if (!saved) write_kineto_layout(*result, path_);
+  std::cerr << "trace: wrote " << path_ << " (" << (done_ - warmup_steps_) << " training steps"
+            << (saved ? "" : "; this libtorch has no Kineto: CPU ops only") << ")\n";
   path_.clear();
 }
 

@@ -13,10 +13,6 @@
 
 #include "trainer_options.h"
 
-namespace torch::autograd::profiler {
-struct RecordProfile;
-}
-
 namespace fg::trainers {
 
 // Applies --threads, else OMP_NUM_THREADS, to torch::set_num_threads and
@@ -26,9 +22,12 @@ int configure_threads(const TrainerOptions& opts);
 // "cpu" or "cuda"; throws fg::UsageError with the reason when CUDA cannot be used.
 c10::Device select_device(const std::string& name);
 
-// Records libtorch's autograd profiler over training steps
-// [warmup_steps, warmup_steps + steps) and writes them as a Chrome trace JSON
-// (chrome://tracing, Perfetto) when those steps are done or at finish().
+// Records libtorch's profiler (the Kineto API: CPU ops, and GPU kernels on a
+// CUDA device) over training steps [warmup_steps, warmup_steps + steps) and
+// writes a Kineto trace (Chrome trace JSON, as PyTorch's profiler writes it)
+// when those steps are done or at finish(). libtorch builds without Kineto
+// (Debian's) cannot save one; their recorded ops are written in the same
+// layout here (cat cpu_op / user_annotation, "External id", sequence numbers).
 class ProfilerTrace {
  public:
   ProfilerTrace(std::string path, int warmup_steps, int steps);  // empty path = off
@@ -40,7 +39,7 @@ class ProfilerTrace {
  private:
   std::string path_;
   int warmup_steps_, steps_, done_ = 0;
-  std::unique_ptr<torch::autograd::profiler::RecordProfile> guard_;
+  bool active_ = false;
 };
 
 class Stopwatch {

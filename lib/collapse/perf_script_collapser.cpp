@@ -357,6 +357,13 @@ bool looks_like_perf_script(std::string_view head) {
     std::string_view line = head.substr(pos, nl - pos);
     pos = nl + 1;
     if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    // A folded line ("a;b;c 12") is not a header, even when its first frame
+    // has colons that read like "time: event:" (Kineto process names such as
+    // "pyper:trainer:0:0").
+    size_t last_space = line.find_last_of(' ');
+    if (last_space != std::string_view::npos && line.find(';') < last_space &&
+        line.find_first_not_of("0123456789.\r", last_space + 1) == std::string_view::npos && last_space + 1 < line.size())
+      return false;
     PerfScriptHeader h;
     if (line[0] == '\t' || !parse_perf_script_header(line, h) || h.tentative) return false;
     return h.has_time || !h.event.empty();

@@ -3,139 +3,41 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <iterator>
 #include <limits>
 #include <queue>
-#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "diagnostics/input_error.h"
 #include "diagnostics/progress.h"
 #include "folded/input_stream.h"
+#include "symbols/symbol_names.h"
+#include "traces/trace_json_scanner.h"
 
 namespace fg {
 
 namespace {
 
 // Timestamps are kept as integer nanoseconds so self times subtract exactly
-// and identical stacks add up without floating-point noise. The limit keeps
-// ts + dur inside int64 and covers epoch-based microsecond clocks.
+// and identical stacks add up without floating-point noise.
 // Stacks are cut at the depth the folded reader accepts, so that pathological
 // nesting cannot make the output quadratic in size.
 constexpr size_t kMaxFrames = 4096;
 
-constexpr int64_t kMaxAbsNs = int64_t(4) * 1000 * 1000 * 1000 * 1000 * 1000 * 1000;  // 4e18 ns
-
-// ---- byte source for nlohmann's iterator input adapter -------------------
-// nlohmann reads one character at a time through an iterator pair; this one
-// pulls blocks from an InputStream (plain or gzip) and knows how many bytes
-// were consumed, which gives event byte offsets for messages.
-class ByteSource {
- public:
-  ByteSource(InputStream& in, Progress& progress) : in_(in), progress_(progress), buf_(1 << 20) {}
-  bool at_end() {
-    if (pos_ < len_) return false;
-    if (eof_) return true;
-    base_ += len_;
-    pos_ = 0;
-    len_ = in_.read(buf_.data(), buf_.size());
-    if (len_ == 0) eof_ = true;
-    progress_.update(base_);
-    return len_ == 0;
-  }
-  char current() const { return buf_[pos_]; }
-  void advance() { ++pos_; }
-  uint64_t consumed() const { return base_ + pos_; }
-
- private:
-  InputStream& in_;
-  Progress& progress_;
-  std::vector<char> buf_;
-  size_t pos_ = 0, len_ = 0;
-  uint64_t base_ = 0;
-  bool eof_ = false;
-};
-
-class ByteIterator {
- public:
-  using iterator_category = std::input_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = char;
-  ByteIterator() = default;
-  explicit ByteIterator(ByteSource* s) : src_(s) {}
-  char operator*() const { return src_->current(); }
-  ByteIterator& operator++() {
-    src_->advance();
-    return *this;
-  }
-  ByteIterator operator++(int) {
-    ByteIterator old = *this;
-    src_->advance();
-    return old;
-  }
-  // Only ever compared against the end iterator (a null source).
-  bool operator==(const ByteIterator& o) const { return ended() == o.ended(); }
-  bool operator!=(const ByteIterator& o) const { return !(*this == o); }
-
- private:
-  bool ended() const { return !src_ || src_->at_end(); }
-  ByteSource* src_ = nullptr;
-};
-
-// "12.345678" (microseconds) -> 12346 ns, exactly for plain decimals; other
-// spellings (exponents) through double. False when out of range.
-bool decimal_us_to_ns(const std::string& text, int64_t& out) {
-  const char* p = text.c_str();
-  bool neg = *p == '-';
-  if (neg) ++p;
-  if (text.find_first_of("eE") == std::string::npos) {
-    int64_t whole = 0;
-    int digits = 0;
-    for (; *p >= '0' && *p <= '9'; ++p) {
-      if (++digits > 16) return false;  // > 1e16 us: out of range anyway
-      whole = whole * 10 + (*p - '0');
-    }
-    int64_t frac = 0;
-    int fd = 0;
-    bool round_up = false;
-    if (*p == '.') {
-      for (++p; *p >= '0' && *p <= '9'; ++p, ++fd) {
-        if (fd < 3) frac = frac * 10 + (*p - '0');
-        else if (fd == 3) round_up = *p >= '5';
-      }
-    }
-    for (int i = fd; i < 3; ++i) frac *= 10;
-    int64_t ns = whole * 1000 + frac + (round_up ? 1 : 0);
-    if (ns > kMaxAbsNs) return false;
-    out = neg ? -ns : ns;
-    return true;
-  }
-  double v = std::strtod(text.c_str(), nullptr);
-  if (!std::isfinite(v) || std::fabs(v) * 1000.0 > double(kMaxAbsNs)) return false;
-  out = std::llround(v * 1000.0);
-  return true;
-}
-
-enum class Field { None, Name, Ph, Ts, Dur, Pid, Tid, Args };
-
-// A value as the parser saw it: its JSON type and, for the fields we use,
-// its content.
-struct Value {
-  enum Type { Missing, Number, String, Other } type = Missing;
-  const char* type_name = "missing";
-  bool ns_ok = false;     // Number: fits as nanoseconds
-  int64_t ns = 0;         // Number: value * 1000
-  bool integral = false;  // Number: an integer (for pid/tid)
-  int64_t integer = 0;
-  std::string text;       // String: the text; Number: its spelling
+// What a span is, for the GPU view.
+enum SpanKind : uint8_t {
+  kCpu,          // an op, annotation, python function, ... on a CPU thread
+  kLaunch,       // a CPU span carrying args.correlation (cudaLaunchKernel, hipMemcpyAsync, ...)
+  kGpu,          // a kernel, memcpy or memset on a device stream
+  kDeviceOther,  // other spans on device streams (gpu_user_annotation, cuda_sync)
 };
 
 struct Span {
   int64_t start, end;
   uint64_t offset;  // byte offset of the event: file order breaks ties
   FrameId name;
+  uint8_t kind;
+  int64_t corr;    // kLaunch, kGpu: the correlation id (or -1)
+  int64_t stream;  // kGpu: args.stream, else the tid when numeric, else -1
 };
 
 // Nesting order: by start, longer first, then file order (the earlier of two
@@ -154,6 +56,13 @@ struct Mark {  // one B or E event
   bool begin;
 };
 
+struct Flow {  // one flow event (ph s, t or f)
+  int64_t id, ts;
+  uint32_t thread;
+  char ph;
+  bool enclosing;  // "bp":"e": binds to the enclosing slice, else to the next one
+};
+
 struct Thread {
   std::string pid_key, tid_key;  // "n:42" or "s:CPU Functions"
   std::vector<Span> spans;
@@ -165,256 +74,99 @@ std::string label_of(const std::string& key, const char* prefix) {
   return key.substr(2);
 }
 
-std::string quote_name(const std::string& name) {
-  std::string s = name.size() > 60 ? name.substr(0, 57) + "..." : name;
+std::string quote_name(std::string_view name) {
+  std::string s = name.size() > 60 ? std::string(name.substr(0, 57)) + "..." : std::string(name);
   return "'" + s + "'";
 }
 
-class TraceHandler {
+// Trailing white space removed ("stream 7 " in Kineto's thread names).
+std::string trimmed(std::string_view s) {
+  size_t n = s.size();
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t')) --n;
+  size_t b = 0;
+  while (b < n && (s[b] == ' ' || s[b] == '\t')) ++b;
+  return std::string(s.substr(b, n - b));
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+bool ends_with_ci(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && iequals(s.substr(s.size() - suffix.size()), suffix);
+}
+
+class TraceHandler : public TraceJsonEventSink {
  public:
-  TraceHandler(const std::string& file, ByteSource& src, FoldedProfile& profile, const ChromeTraceOptions& opt,
-               ChromeTraceStats& stats)
-      : file_(file), src_(src), profile_(profile), opt_(opt), stats_(stats) {}
+  TraceHandler(const std::string& file, FoldedProfile& profile, const ChromeTraceOptions& opt, ChromeTraceStats& stats)
+      : file_(file), profile_(profile), opt_(opt), stats_(stats) {}
 
-  // ---- nlohmann SAX interface ----
-  bool null() { return scalar(Value::Other, "null"); }
-  bool boolean(bool) { return scalar(Value::Other, "a boolean"); }
-  bool number_integer(int64_t v) {
-    if (!want_value()) return stray("a number");
-    Value& x = slot();
-    x = Value{};
-    x.type = Value::Number;
-    x.type_name = "a number";
-    x.integral = true;
-    x.integer = v;
-    x.text = std::to_string(v);
-    x.ns_ok = v >= -kMaxAbsNs / 1000 && v <= kMaxAbsNs / 1000;
-    x.ns = x.ns_ok ? v * 1000 : 0;
-    return true;
+  void event(const TraceJsonEvent& e) override {
+    ev_ = &e;
+    ++stats_.events;
+    finish_event();
   }
-  bool number_unsigned(uint64_t v) {
-    if (!want_value()) return stray("a number");
-    Value& x = slot();
-    x = Value{};
-    x.type = Value::Number;
-    x.type_name = "a number";
-    x.text = std::to_string(v);
-    x.integral = v <= uint64_t(std::numeric_limits<int64_t>::max());
-    x.integer = x.integral ? int64_t(v) : 0;
-    x.ns_ok = v <= uint64_t(kMaxAbsNs / 1000);
-    x.ns = x.ns_ok ? int64_t(v) * 1000 : 0;
-    return true;
+  void bad_element(uint64_t offset, const char* type_name) override {
+    ++stats_.events;
+    fail_event(offset, std::string("traceEvents element is ") + type_name + ", not an event object");
   }
-  bool number_float(double, const std::string& text) {
-    if (!want_value()) return stray("a number");
-    Value& x = slot();
-    x = Value{};
-    x.type = Value::Number;
-    x.type_name = "a number";
-    x.text = text;
-    x.ns_ok = decimal_us_to_ns(text, x.ns);
-    return true;
-  }
-  bool string(std::string& s) {
-    if (in_args_ && depth_ == event_depth_ + 1 && args_key_is_name_) args_name_ = s;
-    if (!want_value()) {
-      if (depth_ == events_depth_) bad_element("a string");
-      return true;
-    }
-    Value& x = slot();
-    x.type = Value::String;
-    x.type_name = "a string";
-    x.text = std::move(s);
-    return true;
-  }
-  bool binary(nlohmann::json::binary_t&) { return true; }
-  bool start_object(std::size_t) {
-    ++depth_;
-    if (depth_ == 1) {
-      root_is_object_ = true;
-    } else if (events_depth_ > 0 && depth_ == events_depth_ + 1) {
-      begin_event();
-    } else if (in_event_ && depth_ == event_depth_ + 1) {
-      if (field_ == Field::Args) in_args_ = true;
-      else mark_container();
-    }
-    return true;
-  }
-  bool end_object() {
-    if (in_event_ && depth_ == event_depth_) finish_event();
-    if (in_args_ && depth_ == event_depth_ + 1) in_args_ = false;
-    --depth_;
-    return true;
-  }
-  bool start_array(std::size_t) {
-    ++depth_;
-    if (depth_ == 1) {
-      events_depth_ = 1;
-      found_events_ = true;
-    } else if (depth_ == 2 && root_is_object_ && root_key_ == "traceEvents" && !found_events_) {
-      events_depth_ = 2;
-      found_events_ = true;
-    } else if (events_depth_ > 0 && depth_ == events_depth_ + 1) {
-      bad_element("an array");
-    } else if (in_event_ && depth_ == event_depth_ + 1) {
-      mark_container();
-    }
-    return true;
-  }
-  bool end_array() {
-    if (depth_ == events_depth_) {
-      events_depth_ = -1;  // done; later arrays are not events
-      events_closed_ = true;
-    }
-    --depth_;
-    return true;
-  }
-  bool key(std::string& k) {
-    if (depth_ == 1 && root_is_object_) {
-      root_key_ = k;
-    } else if (in_event_ && depth_ == event_depth_) {
-      field_ = classify(k);
-    } else if (in_args_ && depth_ == event_depth_ + 1) {
-      args_key_is_name_ = k == "name";
-    }
-    return true;
-  }
-  bool parse_error(std::size_t position, const std::string& /*token*/, const nlohmann::detail::exception& ex) {
-    // nlohmann counts the offending character (or the end of input) as read:
-    // report the 0-based offset of that character, at most the input's length.
-    uint64_t at = position ? position - 1 : 0;
-    error_position_ = std::min<uint64_t>(at, src_.consumed());
-    at_end_of_input_ = src_.at_end() && error_position_ == src_.consumed();
-    // "[json.exception.parse_error.101] parse error at line 1, column 9: syntax error ..." -> "syntax error ..."
-    std::string m = ex.what();
-    if (!m.empty() && m[0] == '[') {
-      size_t close = m.find("] ");
-      if (close != std::string::npos) m = m.substr(close + 2);
-    }
-    if (m.compare(0, 11, "parse error") == 0) {
-      size_t colon = m.find(": ");
-      if (colon != std::string::npos) m = m.substr(colon + 2);
-    }
-    error_ = m;
-    return false;
-  }
-
-  // ---- after parsing ----
-  bool between_events() const { return events_depth_ == 1 && depth_ == 1 && !in_event_; }
-  bool found_events() const { return found_events_; }
-  bool events_closed() const { return events_closed_; }
-  bool root_is_object() const { return root_is_object_; }
-  uint64_t error_position() const { return error_position_; }
-  bool error_at_end_of_input() const { return at_end_of_input_; }
-  const std::string& error() const { return error_; }
 
   void fold(FoldedProfile& profile);
 
  private:
-  static Field classify(const std::string& k) {
-    if (k.size() > 4) return k == "args" ? Field::Args : Field::None;
-    if (k == "name") return Field::Name;
-    if (k == "ph") return Field::Ph;
-    if (k == "ts") return Field::Ts;
-    if (k == "dur") return Field::Dur;
-    if (k == "pid") return Field::Pid;
-    if (k == "tid") return Field::Tid;
-    if (k == "args") return Field::Args;
-    return Field::None;
-  }
-  // Whether the current scalar is a direct field of the current event that we read.
-  bool want_value() const { return in_event_ && depth_ == event_depth_ && field_ != Field::None && field_ != Field::Args; }
-  Value& slot() {
-    switch (field_) {
-      case Field::Name: return name_;
-      case Field::Ph: return ph_;
-      case Field::Ts: return ts_;
-      case Field::Dur: return dur_;
-      case Field::Pid: return pid_;
-      default: return tid_;
-    }
-  }
-  bool stray(const char* type_name) {
-    if (depth_ == events_depth_) bad_element(type_name);
-    return true;
-  }
-  bool scalar(Value::Type t, const char* type_name) {
-    if (want_value()) {
-      Value& x = slot();
-      x = Value{};
-      x.type = t;
-      x.type_name = type_name;
-    } else if (depth_ == events_depth_) {
-      bad_element(type_name);
-    }
-    return true;
-  }
-  void mark_container() {
-    if (field_ == Field::None || field_ == Field::Args) return;
-    Value& x = slot();
-    x = Value{};
-    x.type = Value::Other;
-    x.type_name = "an object or array";
-  }
-  void bad_element(const char* what) {
-    ++stats_.events;
-    fail_event(src_.consumed(), std::string("traceEvents element is ") + what + ", not an event object");
-  }
-  void begin_event() {
-    in_event_ = true;
-    event_depth_ = depth_;
-    event_offset_ = src_.consumed() ? src_.consumed() - 1 : 0;
-    field_ = Field::None;
-    name_ = ph_ = ts_ = dur_ = pid_ = tid_ = Value{};
-    args_name_.clear();
-    in_args_ = false;
-    args_key_is_name_ = false;
-  }
   // A per-event problem: an error, or counted and skipped when lenient.
   void fail_event(uint64_t offset, const std::string& what) {
-    if (!opt_.lenient)
-      throw InputError::at_offset(file_, offset, what + " (--lenient skips such events)");
+    if (!opt_.lenient) throw InputError::at_offset(file_, offset, what + " (--lenient skips such events)");
     ++stats_.bad_events;
     if (stats_.first_bad_event.empty()) stats_.first_bad_event = "byte " + std::to_string(offset) + ": " + what;
   }
   std::string describe() const {
     std::string d = "event";
-    if (name_.type == Value::String) d += " " + quote_name(name_.text);
-    if (ph_.type == Value::String) d += " (ph '" + ph_.text + "')";
+    if (ev_->name.type == TraceJsonValue::String) d += " " + quote_name(ev_->name.text);
+    if (ev_->ph.type == TraceJsonValue::String) d += " (ph '" + std::string(ev_->ph.text) + "')";
     return d;
   }
-  bool need_time(const Value& v, const char* key) {
-    if (v.type == Value::Missing) {
-      fail_event(event_offset_, describe() + ": no \"" + key + "\"");
+  bool need_time(const TraceJsonValue& v, const char* key) {
+    if (v.type == TraceJsonValue::Missing) {
+      fail_event(ev_->offset, describe() + ": no \"" + key + "\"");
       return false;
     }
-    if (v.type != Value::Number) {
-      fail_event(event_offset_, describe() + ": \"" + key + "\" is " + v.type_name + ", expected a number");
+    if (v.type != TraceJsonValue::Number) {
+      fail_event(ev_->offset, describe() + ": \"" + key + "\" is " + v.type_name() + ", expected a number");
       return false;
     }
     if (!v.ns_ok) {
-      fail_event(event_offset_, describe() + ": \"" + key + "\" " + v.text.substr(0, 40) + " is out of range");
+      fail_event(ev_->offset,
+                 describe() + ": \"" + key + "\" " + std::string(v.text.substr(0, 40)) + " is out of range");
       return false;
     }
+    if (v.has_fraction) any_fraction_ = true;
     return true;
   }
   // "n:42" / "s:name" key of a pid or tid; false when mistyped.
-  bool id_key(const Value& v, const char* key, std::string& out) {
-    if (v.type == Value::Missing) {
+  bool id_key(const TraceJsonValue& v, const char* key, std::string& out) {
+    out.clear();
+    if (v.type == TraceJsonValue::Missing) {
       out = "n:0";
       return true;
     }
-    if (v.type == Value::String) {
-      out = "s:" + v.text;
+    if (v.type == TraceJsonValue::String) {
+      out += "s:";
+      out += v.text;
       return true;
     }
-    if (v.type == Value::Number && v.integral) {
-      out = "n:" + std::to_string(v.integer);
+    if (v.type == TraceJsonValue::Number && v.integral) {
+      out += "n:";
+      out += v.text;  // integral: written as digits
+      if (v.text.size() > 1 && v.text[0] == '-' && v.integer == 0) out = "n:0";
       return true;
     }
-    fail_event(event_offset_, describe() + ": \"" + key + "\" is " +
-                                  (v.type == Value::Number ? "not an integer" : v.type_name) +
-                                  ", expected an integer or a string");
+    fail_event(ev_->offset, describe() + ": \"" + key + "\" is " +
+                                (v.type == TraceJsonValue::Number ? "not an integer" : v.type_name()) +
+                                ", expected an integer or a string");
     return false;
   }
   uint32_t thread_index() {
@@ -422,68 +174,120 @@ class TraceHandler {
     key_ += pid_key_;
     key_ += '\0';
     key_ += tid_key_;
+    if (last_thread_ != UINT32_MAX && key_ == last_key_) return last_thread_;
     auto it = thread_of_.find(key_);
-    if (it != thread_of_.end()) return it->second;
-    uint32_t id = uint32_t(threads_.size());
-    threads_.push_back(Thread{pid_key_, tid_key_, {}, {}});
-    thread_of_.emplace(key_, id);
+    uint32_t id;
+    if (it != thread_of_.end()) {
+      id = it->second;
+    } else {
+      id = uint32_t(threads_.size());
+      threads_.push_back(Thread{pid_key_, tid_key_, {}, {}});
+      thread_of_.emplace(key_, id);
+    }
+    last_key_ = key_;
+    last_thread_ = id;
     return id;
   }
   FrameId frame_of_name() {
-    if (name_.type == Value::String) return profile_.intern(name_.text);
-    if (name_.type == Value::Missing) return profile_.intern("[unnamed]");
-    return profile_.intern(name_.text.empty() ? "[unnamed]" : name_.text);  // numbers as spelled
+    const TraceJsonValue& n = ev_->name;
+    if (n.type == TraceJsonValue::String) return profile_.intern(clamp_frame_name(n.text));
+    if (n.type == TraceJsonValue::Missing || n.text.empty()) return profile_.intern("[unnamed]");
+    return profile_.intern(n.text);  // numbers as spelled
+  }
+  uint8_t kind_of() const {
+    std::string_view cat = ev_->cat.type == TraceJsonValue::String ? ev_->cat.text : std::string_view();
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Kernel" || cat == "Memcpy" ||
+        cat == "Memset")
+      return kGpu;
+    if (cat == "gpu_user_annotation" || cat == "cuda_sync" || cat == "gpu_instant_event") return kDeviceOther;
+    // libtorch's legacy exporter: no cat, device work in pid "CUDA functions".
+    if (cat.empty() && ev_->pid.type == TraceJsonValue::String && ends_with_ci(ev_->pid.text, " functions") &&
+        !iequals(ev_->pid.text, "CPU functions"))
+      return kGpu;
+    if (ev_->args_correlation.type == TraceJsonValue::Number && ev_->args_correlation.integral) return kLaunch;
+    return kCpu;
   }
 
   void finish_event() {
-    in_event_ = false;
-    in_args_ = false;
-    ++stats_.events;
-    if (ph_.type != Value::String) {
-      if (ph_.type == Value::Missing) {
+    const TraceJsonEvent& e = *ev_;
+    if (e.ph.type != TraceJsonValue::String) {
+      if (e.ph.type == TraceJsonValue::Missing) {
         ++stats_.unknown_phases;
         if (stats_.first_unknown_phase.empty())
-          stats_.first_unknown_phase = "byte " + std::to_string(event_offset_) + ": " + describe() + " has no \"ph\"";
+          stats_.first_unknown_phase = "byte " + std::to_string(e.offset) + ": " + describe() + " has no \"ph\"";
         return;
       }
-      fail_event(event_offset_, describe() + ": \"ph\" is " + ph_.type_name + ", expected a string");
+      fail_event(e.offset, describe() + ": \"ph\" is " + e.ph.type_name() + ", expected a string");
       return;
     }
-    const std::string& ph = ph_.text;
+    std::string_view ph = e.ph.text;
     char c = ph.size() == 1 ? ph[0] : '\0';
     if (c == 'X' || c == 'B' || c == 'E') {
-      if (!need_time(ts_, "ts")) return;
-      if (!id_key(pid_, "pid", pid_key_) || !id_key(tid_, "tid", tid_key_)) return;
-      if (name_.type == Value::Other) {
-        fail_event(event_offset_, describe() + ": \"name\" is " + name_.type_name + ", expected a string");
+      if (!need_time(e.ts, "ts")) return;
+      if (!id_key(e.pid, "pid", pid_key_) || !id_key(e.tid, "tid", tid_key_)) return;
+      if (e.name.type == TraceJsonValue::Container || e.name.type == TraceJsonValue::Bool ||
+          e.name.type == TraceJsonValue::Null) {
+        fail_event(e.offset, describe() + ": \"name\" is " + e.name.type_name() + ", expected a string");
         return;
       }
       if (c == 'X') {
-        if (!need_time(dur_, "dur")) return;
-        if (dur_.ns < 0) {
-          fail_event(event_offset_, describe() + ": negative \"dur\" " + dur_.text);
+        if (!need_time(e.dur, "dur")) return;
+        if (e.dur.ns < 0) {
+          fail_event(e.offset, describe() + ": negative \"dur\" " + std::string(e.dur.text));
           return;
         }
-        Span s{ts_.ns, ts_.ns + dur_.ns, event_offset_, frame_of_name()};
+        if (e.cat.type == TraceJsonValue::String && e.cat.text == "Trace") {
+          ++stats_.trace_spans;  // "PyTorch Profiler (0)": the profiling window, not work
+          return;
+        }
+        uint8_t kind = kind_of();
+        int64_t corr = -1, stream = -1;
+        if (kind == kLaunch || kind == kGpu) {
+          if (e.args_correlation.type == TraceJsonValue::Number && e.args_correlation.integral)
+            corr = e.args_correlation.integer;
+        }
+        if (kind == kGpu) {
+          if (e.args_stream.type == TraceJsonValue::Number && e.args_stream.integral) stream = e.args_stream.integer;
+          else if (e.tid.type == TraceJsonValue::Number && e.tid.integral) stream = e.tid.integer;
+        }
+        Span s{e.ts.ns, e.ts.ns + e.dur.ns, e.offset, frame_of_name(), kind, corr, stream};
         threads_[thread_index()].spans.push_back(s);
       } else {
-        Mark m{ts_.ns, event_offset_, c == 'B' ? frame_of_name() : FoldedProfile::kNoFrame, c == 'B'};
+        Mark m{e.ts.ns, e.offset, c == 'B' ? frame_of_name() : FoldedProfile::kNoFrame, c == 'B'};
         threads_[thread_index()].marks.push_back(m);
       }
       return;
     }
     if (c == 'M') {
       ++stats_.metadata;
-      if (name_.type != Value::String) return;
-      bool process = name_.text == "process_name", thread = name_.text == "thread_name";
+      if (e.name.type != TraceJsonValue::String) return;
+      bool process = e.name.text == "process_name", thread = e.name.text == "thread_name";
       if (!process && !thread) return;
-      if (!id_key(pid_, "pid", pid_key_)) return;
+      if (!id_key(e.pid, "pid", pid_key_)) return;
+      std::string label = e.args_name.type == TraceJsonValue::String ? trimmed(e.args_name.text) : std::string();
       if (process) {
-        process_names_[pid_key_] = args_name_;
+        process_names_[pid_key_] = label;
       } else {
-        if (!id_key(tid_, "tid", tid_key_)) return;
-        thread_names_[pid_key_ + '\0' + tid_key_] = args_name_;
+        if (!id_key(e.tid, "tid", tid_key_)) return;
+        thread_names_[pid_key_ + '\0' + tid_key_] = label;
       }
+      return;
+    }
+    if ((c == 's' || c == 't' || c == 'f') && opt_.view == ChromeTraceOptions::View::Gpu) {
+      ++stats_.other_phases;
+      int64_t id;
+      if (e.id.type == TraceJsonValue::Number && e.id.integral) {
+        id = e.id.integer;
+      } else if (e.id.type == TraceJsonValue::String) {
+        auto it = string_ids_.try_emplace(std::string(e.id.text), -2 - int64_t(string_ids_.size())).first;
+        id = it->second;
+      } else {
+        return;
+      }
+      if (e.ts.type != TraceJsonValue::Number || !e.ts.ns_ok) return;
+      if (!id_key(e.pid, "pid", pid_key_) || !id_key(e.tid, "tid", tid_key_)) return;
+      bool enclosing = c != 'f' || (e.bp.type == TraceJsonValue::String && e.bp.text == "e");
+      flows_.push_back(Flow{id, e.ts.ns, thread_index(), c, enclosing});
       return;
     }
     // Phases of the trace event format that are not durations.
@@ -494,35 +298,83 @@ class TraceHandler {
     }
     ++stats_.unknown_phases;
     if (stats_.first_unknown_phase.empty())
-      stats_.first_unknown_phase = "byte " + std::to_string(event_offset_) + ": " + describe();
+      stats_.first_unknown_phase = "byte " + std::to_string(e.offset) + ": " + describe();
   }
 
+  void spans_from_marks(Thread& t, FoldedProfile& profile);
+  NodeId thread_root(const Thread& t, FoldedProfile& profile, size_t* depth);
+
   const std::string& file_;
-  ByteSource& src_;
   FoldedProfile& profile_;
   const ChromeTraceOptions& opt_;
   ChromeTraceStats& stats_;
+  const TraceJsonEvent* ev_ = nullptr;
 
-  int64_t depth_ = 0, events_depth_ = -1, event_depth_ = -1;  // events_depth_: depth of the traceEvents array
-  bool root_is_object_ = false, found_events_ = false, events_closed_ = false;
-  std::string root_key_;
-  bool in_event_ = false, in_args_ = false, args_key_is_name_ = false;
-  uint64_t event_offset_ = 0;
-  Field field_ = Field::None;
-  Value name_, ph_, ts_, dur_, pid_, tid_;
-  std::string args_name_;
-  std::string pid_key_, tid_key_, key_;
-
+  bool any_fraction_ = false;
+  std::string pid_key_, tid_key_, key_, last_key_;
+  uint32_t last_thread_ = UINT32_MAX;
   std::vector<Thread> threads_;
+  std::vector<Flow> flows_;
   std::unordered_map<std::string, uint32_t> thread_of_;
   std::unordered_map<std::string, std::string> process_names_, thread_names_;
-
-  uint64_t error_position_ = 0;
-  bool at_end_of_input_ = false;
-  std::string error_;
+  std::unordered_map<std::string, int64_t> string_ids_;
 };
 
+// B/E pairs -> spans: sorted by time, file order at equal times, each E
+// closing the most recent open B of its thread.
+void TraceHandler::spans_from_marks(Thread& t, FoldedProfile& profile) {
+  if (t.marks.empty()) return;
+  std::stable_sort(t.marks.begin(), t.marks.end(),
+                   [](const Mark& a, const Mark& b) { return a.ts != b.ts ? a.ts < b.ts : a.offset < b.offset; });
+  std::vector<Mark> open_begins;
+  for (const Mark& m : t.marks) {
+    if (m.begin) {
+      open_begins.push_back(m);
+    } else if (open_begins.empty()) {
+      if (!stats_.unmatched_ends++)
+        stats_.first_unmatched_end = "byte " + std::to_string(m.offset) + ": 'E' with no open 'B' on its thread";
+    } else {
+      const Mark& b = open_begins.back();
+      t.spans.push_back(Span{b.ts, m.ts, b.offset, b.name, kCpu, -1, -1});
+      open_begins.pop_back();
+    }
+  }
+  for (const Mark& b : open_begins)
+    if (!stats_.unclosed_begins++)
+      stats_.first_unclosed_begin =
+          "byte " + std::to_string(b.offset) + ": 'B' " + quote_name(profile.frame_name(b.name)) + " never ended";
+  std::vector<Mark>().swap(t.marks);
+}
+
+NodeId TraceHandler::thread_root(const Thread& t, FoldedProfile& profile, size_t* depth) {
+  NodeId root = 0;
+  size_t d = 0;
+  if (!opt_.root_label.empty()) {
+    root = profile.child(root, profile.intern(opt_.root_label));
+    ++d;
+  }
+  if (opt_.roots == ChromeTraceOptions::Roots::ProcessAndThread) {
+    auto p = process_names_.find(t.pid_key);
+    std::string label = p != process_names_.end() && !p->second.empty() ? p->second : label_of(t.pid_key, "pid");
+    root = profile.child(root, profile.intern(label));
+    ++d;
+  }
+  if (opt_.roots != ChromeTraceOptions::Roots::None) {
+    auto n = thread_names_.find(t.pid_key + '\0' + t.tid_key);
+    std::string label =
+        n != thread_names_.end() && !n->second.empty() ? n->second : trimmed(label_of(t.tid_key, "tid"));
+    root = profile.child(root, profile.intern(label));
+    ++d;
+  }
+  if (depth) *depth = d;
+  return root;
+}
+
 void TraceHandler::fold(FoldedProfile& profile) {
+  const bool gpu = opt_.view == ChromeTraceOptions::View::Gpu;
+  // A child ending this little after its parent is the exporter's rounding
+  // (ts and dur rounded separately), not an overlap.
+  const int64_t tick = any_fraction_ ? 1 : 1000;
   std::vector<int64_t> self_ns;  // per NodeId; summed as integers, converted once
   auto add_self = [&](NodeId node, int64_t ns) {
     if (node >= self_ns.size()) self_ns.resize(std::max<size_t>(node + 1, self_ns.size() * 2), 0);
@@ -532,58 +384,72 @@ void TraceHandler::fold(FoldedProfile& profile) {
     int64_t start, end, children;  // children: time covered by direct children
     NodeId node;
   };
+  // GPU view state.
+  struct Launch {
+    NodeId node;
+    uint32_t thread;
+  };
+  std::unordered_map<int64_t, Launch> launch_of;  // correlation -> launching CPU span
+  std::unordered_map<int64_t, Launch> flow_anchor;  // flow id -> the CPU span its 's' binds to
+  struct Activity {
+    int64_t start, end;
+    FrameId name;
+    int64_t corr, stream;
+    uint32_t thread;
+  };
+  std::vector<Activity> acts;
+  struct Segment {  // [start, end): `node` is the innermost span of its thread
+    int64_t start, end;
+    NodeId node;
+  };
+  std::vector<std::vector<Segment>> segments(gpu && opt_.gpu_idle ? threads_.size() : 0);
+  std::vector<NodeId> roots(threads_.size(), 0);
+  std::vector<std::vector<const Flow*>> starts_by_thread(gpu ? threads_.size() : 0);
+  if (gpu)
+    for (const Flow& f : flows_)
+      if (f.ph == 's') starts_by_thread[f.thread].push_back(&f);
+
   std::vector<Open> stack;
-  std::vector<Mark> open_begins;
   stats_.threads = 0;
-  for (Thread& t : threads_) {
-    // B/E pairs -> spans: sorted by time, file order at equal times, each E
-    // closing the most recent open B of its thread.
-    if (!t.marks.empty()) {
-      std::stable_sort(t.marks.begin(), t.marks.end(), [](const Mark& a, const Mark& b) {
-        return a.ts != b.ts ? a.ts < b.ts : a.offset < b.offset;
-      });
-      open_begins.clear();
-      for (const Mark& m : t.marks) {
-        if (m.begin) {
-          open_begins.push_back(m);
-        } else if (open_begins.empty()) {
-          if (!stats_.unmatched_ends++)
-            stats_.first_unmatched_end = "byte " + std::to_string(m.offset) + ": 'E' with no open 'B' on its thread";
-        } else {
-          const Mark& b = open_begins.back();
-          t.spans.push_back(Span{b.ts, m.ts, b.offset, b.name});
-          open_begins.pop_back();
-        }
+  for (uint32_t ti = 0; ti < threads_.size(); ++ti) {
+    Thread& t = threads_[ti];
+    spans_from_marks(t, profile);
+    if (gpu) {
+      // Device work leaves the thread's nesting; other device spans are dropped.
+      size_t keep = 0;
+      for (const Span& s : t.spans) {
+        if (s.kind == kGpu) acts.push_back(Activity{s.start, s.end, s.name, s.corr, s.stream, ti});
+        else if (s.kind != kDeviceOther) t.spans[keep++] = s;
       }
-      for (const Mark& b : open_begins)
-        if (!stats_.unclosed_begins++)
-          stats_.first_unclosed_begin = "byte " + std::to_string(b.offset) + ": 'B' " +
-                                        quote_name(std::string(profile.frame_name(b.name))) + " never ended";
-      std::vector<Mark>().swap(t.marks);
+      t.spans.resize(keep);
     }
     if (t.spans.empty()) continue;
     ++stats_.threads;
     std::sort(t.spans.begin(), t.spans.end(), span_before);
-    // Root frames for the thread.
-    NodeId root = 0;
     size_t root_depth = 0;
-    if (opt_.roots == ChromeTraceOptions::Roots::ProcessAndThread) {
-      auto p = process_names_.find(t.pid_key);
-      std::string label = p != process_names_.end() && !p->second.empty() ? p->second : label_of(t.pid_key, "pid");
-      root = profile.child(root, profile.intern(label));
-      ++root_depth;
-    }
-    if (opt_.roots != ChromeTraceOptions::Roots::None) {
-      auto n = thread_names_.find(t.pid_key + '\0' + t.tid_key);
-      std::string label = n != thread_names_.end() && !n->second.empty() ? n->second : label_of(t.tid_key, "tid");
-      root = profile.child(root, profile.intern(label));
-      ++root_depth;
-    }
+    NodeId root = thread_root(t, profile, &root_depth);
+    roots[ti] = root;
+    std::vector<const Flow*>* anchors = gpu ? &starts_by_thread[ti] : nullptr;
+    if (anchors)
+      std::sort(anchors->begin(), anchors->end(), [](const Flow* a, const Flow* b) { return a->ts < b->ts; });
+    size_t next_anchor = 0;
+    std::vector<Segment>* segs = segments.empty() ? nullptr : &segments[ti];
+    int64_t seg_start = 0;
     stack.clear();
     auto close_top = [&]() {
       const Open& o = stack.back();
-      add_self(o.node, (o.end - o.start) - o.children);
+      if (!gpu) add_self(o.node, (o.end - o.start) - o.children);
+      if (segs && o.end > seg_start) segs->push_back(Segment{seg_start, o.end, o.node});
+      seg_start = o.end;
       stack.pop_back();
+    };
+    // Flow starts bind to the innermost span open at their time.
+    auto bind_anchors_before = [&](int64_t limit) {
+      while (anchors && next_anchor < anchors->size() && (*anchors)[next_anchor]->ts < limit) {
+        const Flow* f = (*anchors)[next_anchor++];
+        while (!stack.empty() && stack.back().end <= f->ts) close_top();
+        flow_anchor.emplace(f->id, Launch{stack.empty() ? root : stack.back().node, ti});
+      }
     };
     // Spans in order; the part of a span that outlives its parent is split
     // off and comes back (from `deferred`) as a span of its own starting at
@@ -598,32 +464,168 @@ void TraceHandler::fold(FoldedProfile& profile) {
         s = deferred.top();
         deferred.pop();
       }
+      // Anchors before this span's start; one exactly at it binds to it (or
+      // to a deeper span starting at the same time), so waits for the next.
+      bind_anchors_before(s.start);
       while (!stack.empty() && stack.back().end <= s.start) close_top();
       if (!stack.empty() && s.end > stack.back().end) {
-        if (!stats_.overlaps++)
-          stats_.first_overlap = "byte " + std::to_string(s.offset) + ": " +
-                                 quote_name(std::string(profile.frame_name(s.name))) + " ends " +
-                                 std::to_string((s.end - stack.back().end) / 1000.0) + " us after its parent " +
-                                 quote_name(std::string(profile.frame_name(profile.node(stack.back().node).frame)));
-        deferred.push(Span{stack.back().end, s.end, s.offset, s.name});
-        s.end = stack.back().end;
+        if (s.end - stack.back().end <= tick) {
+          ++stats_.rounding;
+          s.end = stack.back().end;
+        } else {
+          if (!stats_.overlaps++)
+            stats_.first_overlap = "byte " + std::to_string(s.offset) + ": " + quote_name(profile.frame_name(s.name)) +
+                                   " ends " + std::to_string((s.end - stack.back().end) / 1000.0) +
+                                   " us after its parent " +
+                                   quote_name(profile.frame_name(profile.node(stack.back().node).frame));
+          deferred.push(Span{stack.back().end, s.end, s.offset, s.name, s.kind, s.corr, s.stream});
+          s.end = stack.back().end;
+        }
       }
       if (s.end == s.start) {
         ++stats_.zero_length;
+        if (s.kind == kLaunch && gpu) {  // a launch still names its kernels
+          NodeId parent = stack.empty() ? root : stack.back().node;
+          launch_of.emplace(s.corr, Launch{profile.child(parent, s.name), ti});
+          ++stats_.launches;
+        }
         continue;
       }
       if (root_depth + stack.size() >= kMaxFrames) {  // its time stays with the deepest kept span
         if (!stats_.too_deep++)
-          stats_.first_too_deep = "byte " + std::to_string(s.offset) + ": " + quote_name(std::string(profile.frame_name(s.name)));
+          stats_.first_too_deep = "byte " + std::to_string(s.offset) + ": " + quote_name(profile.frame_name(s.name));
+        if (s.kind == kLaunch && gpu) launch_of.emplace(s.corr, Launch{stack.back().node, ti});
         continue;
       }
       ++stats_.spans;
       if (!stack.empty()) stack.back().children += s.end - s.start;
+      if (segs) {
+        if (!stack.empty() && s.start > seg_start) segs->push_back(Segment{seg_start, s.start, stack.back().node});
+        seg_start = s.start;
+      }
       NodeId node = profile.child(stack.empty() ? root : stack.back().node, s.name);
       stack.push_back(Open{s.start, s.end, 0, node});
+      if (s.kind == kLaunch && gpu) {
+        launch_of.emplace(s.corr, Launch{node, ti});
+        ++stats_.launches;
+      }
     }
+    bind_anchors_before(std::numeric_limits<int64_t>::max());
     while (!stack.empty()) close_top();
     std::vector<Span>().swap(t.spans);
+  }
+
+  if (gpu) {
+    // Flow ends bind to device activities: "f" at an activity's time (bp "e":
+    // the enclosing one, else the next to start); "t" steps likewise.
+    std::unordered_map<uint64_t, int64_t> flow_of_act;  // activity index -> flow id
+    if (!flows_.empty() && !acts.empty()) {
+      std::vector<size_t> order(acts.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (acts[a].thread != acts[b].thread) return acts[a].thread < acts[b].thread;
+        return acts[a].start < acts[b].start;
+      });
+      for (const Flow& f : flows_) {
+        if (f.ph == 's') continue;
+        auto lo = std::lower_bound(order.begin(), order.end(), f, [&](size_t a, const Flow& fl) {
+          if (acts[a].thread != fl.thread) return acts[a].thread < fl.thread;
+          return acts[a].start < fl.ts;
+        });
+        size_t hit = SIZE_MAX;
+        if (lo != order.end() && acts[*lo].thread == f.thread && acts[*lo].start == f.ts) hit = *lo;
+        else if (f.enclosing && lo != order.begin() && acts[*(lo - 1)].thread == f.thread &&
+                 acts[*(lo - 1)].end > f.ts)
+          hit = *(lo - 1);
+        else if (!f.enclosing && lo != order.end() && acts[*lo].thread == f.thread)
+          hit = *lo;
+        if (hit != SIZE_MAX) flow_of_act.emplace(hit, f.id);
+      }
+    }
+    std::unordered_map<FrameId, FrameId> short_name;
+    auto leaf_of = [&](FrameId name) {
+      auto it = short_name.find(name);
+      if (it != short_name.end()) return it->second;
+      std::string_view raw = profile.frame_name(name);
+      FrameId id = profile.intern(clamp_frame_name(
+          "[gpu] " + (opt_.full_kernel_names ? folded_safe_name(trimmed(raw)) : gpu_kernel_frame_name(raw))));
+      short_name.emplace(name, id);
+      return id;
+    };
+    NodeId label_root = opt_.root_label.empty() ? 0 : profile.child(0, profile.intern(opt_.root_label));
+    auto unattributed = [&](int64_t stream) {
+      NodeId n = profile.child(label_root, profile.intern("[gpu] unattributed"));
+      return profile.child(n, profile.intern(stream >= 0 ? "stream " + std::to_string(stream) : "stream ?"));
+    };
+    std::vector<const Launch*> launcher(acts.size(), nullptr);
+    for (size_t i = 0; i < acts.size(); ++i) {
+      const Activity& a = acts[i];
+      int64_t ns = a.end - a.start;
+      ++stats_.gpu_activities;
+      stats_.gpu_us += ns / 1000.0;
+      const Launch* l = nullptr;
+      if (a.corr >= 0) {
+        auto it = launch_of.find(a.corr);
+        if (it != launch_of.end()) {
+          l = &it->second;
+          ++stats_.gpu_by_correlation;
+        }
+      }
+      if (!l) {
+        auto f = flow_of_act.find(i);
+        if (f != flow_of_act.end()) {
+          auto it = flow_anchor.find(f->second);
+          if (it != flow_anchor.end()) {
+            l = &it->second;
+            ++stats_.gpu_by_flow;
+          }
+        }
+      }
+      launcher[i] = l;
+      NodeId parent = l ? l->node : unattributed(a.stream);
+      if (!l) {
+        ++stats_.gpu_unattributed;
+        stats_.gpu_unattributed_us += ns / 1000.0;
+      }
+      if (ns > 0) add_self(profile.child(parent, leaf_of(a.name)), ns);
+    }
+    if (opt_.gpu_idle && !acts.empty()) {
+      // Per stream (device thread and stream id), the gaps between its busy intervals.
+      std::vector<size_t> order(acts.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (acts[a].thread != acts[b].thread) return acts[a].thread < acts[b].thread;
+        if (acts[a].stream != acts[b].stream) return acts[a].stream < acts[b].stream;
+        return acts[a].start < acts[b].start;
+      });
+      FrameId idle = profile.intern("[gpu idle]");
+      auto add_gap = [&](int64_t from, int64_t to, size_t next_act) {
+        stats_.gpu_idle_us += (to - from) / 1000.0;
+        const Launch* l = launcher[next_act];
+        if (!l) {
+          add_self(profile.child(unattributed(acts[next_act].stream), idle), to - from);
+          return;
+        }
+        const std::vector<Segment>& sg = segments[l->thread];
+        auto it = std::upper_bound(sg.begin(), sg.end(), from, [](int64_t v, const Segment& s) { return v < s.end; });
+        int64_t covered = 0;
+        for (; it != sg.end() && it->start < to; ++it) {
+          int64_t a = std::max(from, it->start), b = std::min(to, it->end);
+          if (b > a) {
+            add_self(profile.child(it->node, idle), b - a);
+            covered += b - a;
+          }
+        }
+        if (to - from > covered) add_self(profile.child(roots[l->thread], idle), (to - from) - covered);
+      };
+      int64_t busy_end = 0;
+      for (size_t k = 0; k < order.size(); ++k) {
+        const Activity& a = acts[order[k]];
+        bool same = k > 0 && acts[order[k - 1]].thread == a.thread && acts[order[k - 1]].stream == a.stream;
+        if (same && a.start > busy_end) add_gap(busy_end, a.start, order[k]);
+        busy_end = same ? std::max(busy_end, a.end) : a.end;
+      }
+    }
   }
   // Division (not * 1e-3) gives the double nearest the decimal: 7281 ns -> 7.281.
   double divisor = opt_.nanoseconds ? 1.0 : 1000.0;
@@ -634,12 +636,31 @@ void TraceHandler::fold(FoldedProfile& profile) {
 
 }  // namespace
 
+std::string gpu_kernel_frame_name(std::string_view name) {
+  std::string n = trimmed(name);
+  if (n.compare(0, 2, "_Z") == 0) {
+    std::string d = demangle_without_params(n);
+    if (!d.empty()) n = d;
+  } else if (size_t open = n.find('('); open != std::string::npos && open > 0 && n[open - 1] != ' ' && n.back() == ')') {
+    // A C++ signature ("void f<T>(int)"); "Memcpy HtoD (Pageable -> Device)" is not one.
+    std::string s = strip_params(n);
+    if (!s.empty()) n = s;
+  }
+  return folded_safe_name(n);
+}
+
 bool looks_like_chrome_trace(std::string_view head) {
   size_t i = 0;
   if (head.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
   while (i < head.size() && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r')) ++i;
   if (i >= head.size() || (head[i] != '{' && head[i] != '[')) return false;
-  return head.find("\"traceEvents\"") != std::string_view::npos || head.find("\"ph\"") != std::string_view::npos;
+  if (head.find("\"traceEvents\"") != std::string_view::npos || head.find("\"ph\"") != std::string_view::npos)
+    return true;
+  // Kineto writes its header first (device properties, distributed info),
+  // which can fill the first 4 KB before traceEvents.
+  return head[i] == '{' && (head.find("\"schemaVersion\"") != std::string_view::npos ||
+                            head.find("\"deviceProperties\"") != std::string_view::npos ||
+                            head.find("\"distributedInfo\"") != std::string_view::npos);
 }
 
 std::vector<std::string> ChromeTraceStats::warnings() const {
@@ -654,37 +675,40 @@ std::vector<std::string> ChromeTraceStats::warnings() const {
   add(overlaps, "spans outliving their parent split at the parent's end", first_overlap);
   add(too_deep, "spans nested deeper than 4096 frames counted in their deepest kept ancestor", first_too_deep);
   if (missing_close) w.push_back("the traceEvents array is not closed (the trace was cut after a complete event)");
+  if (gpu_unattributed) {
+    char b[200];
+    std::snprintf(b, sizeof b,
+                  "%llu of %llu GPU activities (%.1f of %.1f us, %.2f%%) have no launch event: folded under "
+                  "[gpu] unattributed;stream N",
+                  (unsigned long long)gpu_unattributed, (unsigned long long)gpu_activities, gpu_unattributed_us, gpu_us,
+                  gpu_us > 0 ? 100.0 * gpu_unattributed_us / gpu_us : 0.0);
+    w.push_back(b);
+  }
   return w;
 }
 
-FoldedProfile fold_chrome_trace(const std::string& path, const ChromeTraceOptions& options, ChromeTraceStats* stats) {
+void fold_chrome_trace_into(const std::string& path, FoldedProfile& profile, const ChromeTraceOptions& options,
+                            ChromeTraceStats* stats) {
   ChromeTraceStats local;
   ChromeTraceStats& st = stats ? *stats : local;
   st = ChromeTraceStats{};
-  FoldedProfile profile;
   InputStream in(path);
   Progress progress("trace", 0, options.progress);
-  ByteSource src(in, progress);
-  TraceHandler handler(in.name(), src, profile, options, st);
-  bool ok = nlohmann::json::sax_parse(ByteIterator(&src), ByteIterator(), &handler);
-  if (!ok) {
-    // The array format may end without its ']' (the format allows it for
-    // traces written by a process that was killed): accept a cut after a
-    // complete event.
-    if (handler.between_events() && src.at_end()) {
-      st.missing_close = true;
-    } else {
-      std::string what = "malformed JSON: " + handler.error();
-      if (handler.error_at_end_of_input()) what += " (truncated file?)";
-      throw InputError::at_offset(in.name(), handler.error_position(), what);
-    }
-  }
-  if (!handler.found_events())
+  TraceHandler handler(in.name(), profile, options, st);
+  TraceJsonScanResult r = scan_trace_json(in, handler, &progress);
+  st.missing_close = r.missing_close;
+  st.rank = r.rank;
+  if (!r.found_events)
     throw InputError::at_offset(in.name(), 0,
-                                handler.root_is_object() ? "no \"traceEvents\" array: not a Chrome trace"
-                                                         : "not a Chrome trace (expected an object or an array)");
+                                r.root_is_object ? "no \"traceEvents\" array: not a Chrome trace"
+                                                 : "not a Chrome trace (expected an object or an array)");
   handler.fold(profile);
   progress.finish(std::to_string(st.events) + " events");
+}
+
+FoldedProfile fold_chrome_trace(const std::string& path, const ChromeTraceOptions& options, ChromeTraceStats* stats) {
+  FoldedProfile profile;
+  fold_chrome_trace_into(path, profile, options, stats);
   return profile;
 }
 

@@ -1,6 +1,8 @@
-// Chrome trace-event JSON (chrome://tracing, Perfetto's JSON import,
-// libtorch's autograd profiler) folded into stacks per thread, weighted by
-// self time, streamed with a SAX parser so traces of hundreds of MB fit.
+// Chrome trace-event JSON (chrome://tracing, Perfetto's JSON import, the
+// PyTorch profiler's Kineto traces, libtorch's legacy exporter, MXNet's
+// profiler) folded into stacks per thread weighted by self time (the CPU
+// view), or GPU kernels folded under the CPU stacks that launched them (the
+// GPU view). Streamed (trace_json_scanner.h) so traces of GBs fit.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,22 @@ struct ChromeTraceOptions {
   // instead of failing. Malformed JSON always fails.
   bool lenient = false;
   bool progress = false;
+  // Cpu: every thread's spans (GPU streams as threads of their own).
+  // Gpu: GPU activities (kernels, memcpy, memset) as leaves "[gpu] NAME"
+  // under the CPU stack of the runtime call that launched them (matched by
+  // args.correlation, else by flow events), weight = device time; activities
+  // with no launch found go under "[gpu] unattributed;stream N".
+  enum class View { Cpu, Gpu };
+  View view = View::Cpu;
+  // Gpu view: also each stream's idle gaps (between its activities), as
+  // "[gpu idle]" under the CPU spans running at the time on the thread that
+  // launched the activity after the gap.
+  bool gpu_idle = false;
+  // Gpu view: kernel names as written (only ';' and line breaks replaced)
+  // instead of shortened by gpu_kernel_frame_name.
+  bool full_kernel_names = false;
+  // A frame above everything (e.g. "rank 1"), empty for none.
+  std::string root_label;
 };
 
 struct ChromeTraceStats {
@@ -40,6 +58,13 @@ struct ChromeTraceStats {
   uint64_t too_deep = 0;         // spans below 4096 frames: their time stays with the span above
   uint64_t zero_length = 0;      // spans of zero duration (nothing to weigh)
   uint64_t threads = 0;
+  uint64_t trace_spans = 0;      // whole-profile spans (cat "Trace") not folded as frames
+  uint64_t rounding = 0;         // children ending within one tick after their parent (clamped silently)
+  // Gpu view:
+  uint64_t gpu_activities = 0, gpu_by_correlation = 0, gpu_by_flow = 0, gpu_unattributed = 0;
+  double gpu_us = 0, gpu_unattributed_us = 0, gpu_idle_us = 0;
+  uint64_t launches = 0;         // CPU spans carrying a correlation id
+  int64_t rank = -1;             // distributedInfo.rank when the trace has it
   bool missing_close = false;    // array format cut after a complete event (allowed by the format)
   // The first example of each problem, "byte N: ..." (empty when none).
   std::string first_unknown_phase, first_bad_event, first_unmatched_end, first_unclosed_begin, first_overlap,
@@ -53,7 +78,7 @@ struct ChromeTraceStats {
 // "traceEvents" or a "ph" key.
 bool looks_like_chrome_trace(std::string_view head);
 
-// Reads `path` ("-" = stdin; gzip is recognised) and folds every thread's
+// Reads `path` ("-" = stdin; gzip is recognised by its magic bytes) and folds every thread's
 // duration events into stacks: each span's self time (its duration minus its
 // children's) is the weight of the stack "ROOTS;outer;...;span", so a
 // thread's total is the wall time covered by its top-level spans. Spans are
@@ -62,8 +87,20 @@ bool looks_like_chrome_trace(std::string_view head);
 // JSON, a missing traceEvents array, and (unless lenient) events with bad
 // fields; unbalanced B/E, spans outliving their parent (split at its end, the rest
 // nested where it falls) and unknown phases are counted
-// in `stats` instead.
+// in `stats` instead; a child ending within one tick (1 us for traces written
+// in whole microseconds, else 1 ns) after its parent is the exporter's
+// rounding and is clamped silently. Whole-profile spans (cat "Trace", e.g.
+// "PyTorch Profiler (0)") are not folded.
 FoldedProfile fold_chrome_trace(const std::string& path, const ChromeTraceOptions& options = {},
                                 ChromeTraceStats* stats = nullptr);
+// The same, adding to `into` (several traces in one profile).
+void fold_chrome_trace_into(const std::string& path, FoldedProfile& into, const ChromeTraceOptions& options = {},
+                            ChromeTraceStats* stats = nullptr);
+
+// A GPU kernel name as a frame: demangled if mangled, return type and the
+// outermost argument list dropped, template arguments kept:
+// "void at::native::vectorized_elementwise_kernel<4, F>(int, F)" ->
+// "at::native::vectorized_elementwise_kernel<4, F>".
+std::string gpu_kernel_frame_name(std::string_view name);
 
 }  // namespace fg

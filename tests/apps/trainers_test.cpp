@@ -76,13 +76,20 @@ TEST_F(Trainers, MaxBatchesAndTraceWriteChromeTrace) {
   auto r = run(MLP_TRAIN_BIN, "--epochs 1 --max-batches 4 --trace-steps 2 --hidden 32 --trace " + shell_quote(trace));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("trace: wrote"), std::string::npos) << r.err;
-  nlohmann::json events = nlohmann::json::parse(fg::test::read_file(trace));
-  ASSERT_TRUE(events.is_array());
+  // The PyTorch profiler's (Kineto) layout: an object with traceEvents,
+  // metadata, ops as cat cpu_op and RECORD_USER_SCOPE spans as user_annotation.
+  nlohmann::json doc = nlohmann::json::parse(fg::test::read_file(trace));
+  ASSERT_TRUE(doc.is_object());
+  ASSERT_TRUE(doc.at("traceEvents").is_array());
   std::map<std::string, int> names;
-  for (const auto& e : events) {
+  for (const auto& e : doc["traceEvents"]) {
+    if (e.at("ph") == "M") continue;
     ASSERT_EQ(e.at("ph"), "X");
     EXPECT_GE(e.at("dur").get<double>(), 0);
-    ++names[e.at("name").get<std::string>()];
+    std::string name = e.at("name").get<std::string>();
+    ++names[name];
+    if (name == "train_step") EXPECT_EQ(e.at("cat"), "user_annotation");
+    if (name == "aten::addmm") EXPECT_EQ(e.at("cat"), "cpu_op");
   }
   EXPECT_EQ(names["train_step"], 2) << "trace should cover exactly --trace-steps steps";
   EXPECT_GE(names["aten::addmm"], 4);
