@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "folded/folded_profile.h"
@@ -16,6 +17,10 @@ namespace fg {
 struct ProfileLoadOptions {
   bool lenient = false;                           // skip malformed records/lines where the format allows
   std::function<void(const std::string&)> warn;   // empty = stderr
+  // pprof input (lib/pprof): which sample value to fold, and key=value label
+  // filters (see PprofReadOptions).
+  std::string sample_index;
+  std::vector<std::pair<std::string, std::string>> tags;
 };
 
 struct ProfileLoader {
