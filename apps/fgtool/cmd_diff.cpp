@@ -5,6 +5,7 @@
 
 #include "categories/category_style.h"
 #include "command.h"
+#include "pprof_cli.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
 #include "folded/folded_reader.h"
@@ -38,6 +39,8 @@ int run_diff(const std::vector<std::string>& args) {
                              "JSON); with -o OUT.svg also the diff SVG, its legend summarising the change")
       ("rules", po::value(&rules_file), "with --by category: a category rules file (see 'fgtool help rules')");
   fg::cli::add_svg_options(options, svg, false);
+  fg::cli::PprofInputCli pin;  // pprof input: --sample-index, --tag
+  fg::cli::add_pprof_input_options(options, pin);
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
@@ -61,6 +64,7 @@ int run_diff(const std::vector<std::string>& args) {
   } else {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;
+    pin.apply(lo);
     fg::load_profile(inputs[0], a, lo);
     fg::load_profile(inputs[1], b, lo);
     if (a.units != b.units && !a.units.empty() && !b.units.empty())

@@ -8,6 +8,7 @@
 #include "categories/category_rules.h"
 #include "categories/profile_categories.h"
 #include "command.h"
+#include "pprof_cli.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
 #include "folded/profile_loader.h"
@@ -30,6 +31,8 @@ int run_report(const std::vector<std::string>& args) {
     ("output,o", po::value(&output), "output file ('-' = stdout, the default)")
     ("lenient", po::bool_switch(), "skip malformed input lines instead of failing")
     ("onednn-verbose", po::bool_switch(), "inputs are oneDNN verbose logs: time per primitive kind and implementation");
+  fg::cli::PprofInputCli pin;  // pprof input: --sample-index, --tag
+  fg::cli::add_pprof_input_options(options, pin);
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
@@ -56,6 +59,7 @@ int run_report(const std::vector<std::string>& args) {
 
   fg::ProfileLoadOptions lo;
   lo.lenient = vm["lenient"].as<bool>();
+  pin.apply(lo);
   std::string source;
   fg::FoldedProfile profile = fg::load_profiles(inputs, lo, &source);
   fg::ProfileCategories classified(profile, matcher);
