@@ -320,6 +320,19 @@ TEST(PprofCli, ReadsWhatGoPprofWrites) {
   EXPECT_EQ(folded_total(run_ok(fg_cmd("merge --sample-index samples " + merged))), 2 * folded_total(counts));
 }
 
+// The checked-in profiles (testdata/pprof/README.md), one written by go tool
+// pprof: read without Go installed.
+TEST(PprofCli, CheckedInProfilesReadBack) {
+  std::string symfs = "--symfs " + shell_quote(testdata("fold/symfs")) + " ";
+  std::string folded = run_ok(fg_cmd("fold " + symfs + shell_quote(testdata("fold/fp_static.data"))));
+  EXPECT_EQ(run_ok(fg_cmd("merge " + shell_quote(testdata("pprof/fp_static.pb")))), folded);
+  EXPECT_EQ(run_ok(fg_cmd("merge " + shell_quote(testdata("pprof/fp_static.pb.gz")))), folded);
+  std::map<std::string, double> expect = parse_folded(folded);
+  for (auto& kv : expect) kv.second *= 2;
+  EXPECT_EQ(parse_folded(run_ok(fg_cmd("merge " + shell_quote(testdata("pprof/go_merged.pb.gz"))))), expect);
+  EXPECT_EQ(parse_folded(run_ok(fg_cmd("merge " + shell_quote(testdata("pprof/go_merged.pb"))))), expect);
+}
+
 TEST(PprofCli, MalformedPprofIsAClearError) {
   std::string dir = test::temp_dir();
   std::string pb = dir + "/p.pb";
