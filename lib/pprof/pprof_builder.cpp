@@ -3,6 +3,9 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <exception>
+#include <thread>
+#include <vector>
 #include <stdexcept>
 
 #include <protozero/pbf_builder.hpp>
@@ -153,7 +156,8 @@ std::string PprofBuilder::encode() const {
 
 std::string PprofBuilder::encode_gzip(int level) const { return gzip_bytes(encode(), level); }
 
-std::string gzip_bytes(std::string_view data, int level) {
+namespace {
+std::string gzip_member(std::string_view data, int level) {
   z_stream z{};
   // windowBits 15 + 16: a gzip wrapper; zlib writes mtime 0 and no name.
   if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -170,6 +174,35 @@ std::string gzip_bytes(std::string_view data, int level) {
   if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate did not finish");
   out.resize(produced);
   return out;
+}
+}  // namespace
+
+// Large inputs are cut into pieces compressed on two threads, each a gzip
+// member of its own: concatenated members are one valid gzip stream (RFC
+// 1952; Go's gzip reader, and so pprof tools, read them as one).
+std::string gzip_bytes(std::string_view data, int level) {
+  constexpr size_t kPiece = 8u << 20;
+  if (data.size() <= kPiece) return gzip_member(data, level);
+  size_t pieces = (data.size() + kPiece - 1) / kPiece;
+  std::vector<std::string> out(pieces);
+  std::exception_ptr error;
+  auto work = [&](size_t parity) {
+    try {
+      for (size_t i = parity; i < pieces; i += 2) out[i] = gzip_member(data.substr(i * kPiece, kPiece), level);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  };
+  std::thread helper(work, size_t(1));
+  work(0);
+  helper.join();
+  if (error) std::rethrow_exception(error);
+  std::string all;
+  size_t total = 0;
+  for (const auto& o : out) total += o.size();
+  all.reserve(total);
+  for (const auto& o : out) all += o;
+  return all;
 }
 
 }  // namespace fg

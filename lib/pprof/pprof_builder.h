@@ -54,6 +54,10 @@ class PprofBuilder {
   void add_sample(const uint64_t* location_ids, size_t location_count, const int64_t* values, size_t value_count,
                   const Label* labels, size_t label_count);
 
+  // Expected encoded size of all samples, to allocate once (growing a large
+  // buffer by doubling copies it and faults in fresh pages each time).
+  void reserve_samples(size_t bytes) { samples_bytes_.reserve(bytes); }
+
   size_t sample_type_count() const { return sample_types_; }
   size_t sample_count() const { return samples_; }
 

@@ -87,6 +87,7 @@ class PerfDataCollector final : public FoldObserver {
     uint32_t mapping;  // index into mappings, or kNone
     uint64_t address;
     uint32_t names_start, name_count;  // into names
+    uint32_t arena_start;  // the fold's names_start: which symbolisation
   };
   struct RawStack {
     uint32_t root;  // index into roots
@@ -168,16 +169,38 @@ class PerfDataCollector final : public FoldObserver {
     map_ids_.emplace(f.map, id);
     return id;
   }
+  // Open addressing over `locations` (a std::unordered_map's node per
+  // location cost an allocation each, and as much again to free them).
   uint32_t location_index(const RawStackFrame& f, const FrameId* arena) {
     uint32_t mapping = mapping_index(f);
-    LocKey key{mapping, f.address, f.names_start};
-    auto it = loc_ids_.find(key);
-    if (it != loc_ids_.end()) return it->second;
-    uint32_t id = uint32_t(locations.size());
-    locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count});
-    names.insert(names.end(), arena + f.names_start, arena + f.names_start + f.name_count);
-    loc_ids_.emplace(key, id);
-    return id;
+    if ((locations.size() + 1) * 2 > loc_slots_.size()) grow_locations();
+    size_t mask = loc_slots_.size() - 1;
+    for (size_t i = loc_hash(mapping, f.address, f.names_start) & mask;; i = (i + 1) & mask) {
+      uint32_t slot = loc_slots_[i];
+      if (slot == kNone) {
+        uint32_t id = uint32_t(locations.size());
+        locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start});
+        names.insert(names.end(), arena + f.names_start, arena + f.names_start + f.name_count);
+        loc_slots_[i] = id;
+        return id;
+      }
+      const LocationCopy& l = locations[slot];
+      if (l.address == f.address && l.mapping == mapping && l.arena_start == f.names_start) return slot;
+    }
+  }
+  static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start) {
+    uint64_t h = (address ^ (uint64_t(mapping) << 40) ^ (uint64_t(names_start) << 20)) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+  }
+  void grow_locations() {
+    loc_slots_.assign(loc_slots_.empty() ? 4096 : loc_slots_.size() * 2, kNone);
+    size_t mask = loc_slots_.size() - 1;
+    for (uint32_t id = 0; id < locations.size(); ++id) {
+      const LocationCopy& l = locations[id];
+      size_t i = loc_hash(l.mapping, l.address, l.arena_start) & mask;
+      while (loc_slots_[i] != kNone) i = (i + 1) & mask;
+      loc_slots_[i] = id;
+    }
   }
 
   struct RootKey {
@@ -190,23 +213,9 @@ class PerfDataCollector final : public FoldObserver {
       return std::hash<std::string_view>()(k.comm) ^ (size_t(uint32_t(k.pid)) << 16) ^ size_t(uint32_t(k.tid)) * 0x9e3779b97f4a7c15ull;
     }
   };
-  struct LocKey {
-    uint32_t mapping;
-    uint64_t address;
-    uint32_t names_start;
-    bool operator==(const LocKey& o) const {
-      return mapping == o.mapping && address == o.address && names_start == o.names_start;
-    }
-  };
-  struct LocKeyHash {
-    size_t operator()(const LocKey& k) const {
-      uint64_t h = (k.address ^ (uint64_t(k.mapping) << 40) ^ (uint64_t(k.names_start) << 20)) * 0x9e3779b97f4a7c15ull;
-      return size_t(h ^ (h >> 29));
-    }
-  };
   std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
   std::unordered_map<const MapEntry*, uint32_t> map_ids_;
-  std::unordered_map<LocKey, uint32_t, LocKeyHash> loc_ids_;
+  std::vector<uint32_t> loc_slots_;
   uint32_t kernel_mapping_ = kNone;
 };
 
@@ -260,17 +269,20 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
       location_of_name.emplace(std::move(key), loc);
       return loc;
     };
-    profile.for_each_stack_node([&](NodeId node, const std::vector<FrameId>& frames) {
+    // Stacks in node order (deterministic for a given input; no sorting),
+    // each read leaf first by walking up the parents.
+    for (NodeId node = 1; node < profile.node_count(); ++node) {
       double w = profile.node(node).self;
+      if (w == 0) continue;
       int64_t v = int64_t(std::llround(w));
       if (double(v) != w) ++rounded;
-      if (v == 0) return;
+      if (v == 0) continue;
       locs.clear();
-      for (size_t i = frames.size(); i-- > 0;) locs.push_back(location(frames[i]));
+      for (NodeId n = node; n != 0; n = profile.node(n).parent) locs.push_back(location(profile.node(n).frame));
       sample_labels.assign(group_labels.begin(), group_labels.end());
       labels.append(node, sample_labels);
       b.add_sample(locs.data(), locs.size(), &v, 1, sample_labels.data(), sample_labels.size());
-    });
+    }
   }
   if (stats) {
     stats->rounded_weights = rounded;
@@ -386,6 +398,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   // ---- samples ----
   SampleLabels labels(b, profile, options);
   const int64_t k_comm = b.string_id("comm"), k_pid = b.string_id("pid"), k_tid = b.string_id("tid");
+  std::vector<int64_t> comm_ids(c.roots.size(), -1);
   std::vector<uint64_t> locs;
   std::vector<Label> sample_labels;
   auto emit = [&](const PerfDataCollector::Weight& w, bool off) {
@@ -403,12 +416,16 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
     if (!off && view == FoldView::on_cpu && count) values[0] = int64_t(w.samples);
     if (values[nv - 1] == 0 && (!with_samples || values[0] == 0)) return;
     sample_labels.clear();
-    sample_labels.push_back(Label{k_comm, b.string_id(root.comm), 0, 0});
+    int64_t& comm = comm_ids[raw.root];
+    if (comm < 0) comm = b.string_id(root.comm);
+    sample_labels.push_back(Label{k_comm, comm, 0, 0});
     sample_labels.push_back(Label{k_pid, 0, root.pid, 0});
     sample_labels.push_back(Label{k_tid, 0, root.tid, 0});
     labels.append(w.node, sample_labels);
     b.add_sample(locs.data(), locs.size(), values, nv, sample_labels.data(), sample_labels.size());
   };
+  // About 16 bytes of labels and 3 per location id a sample.
+  b.reserve_samples((c.weights.size() + c.off_weights.size()) * 40 + c.stack_locs.size() * 3);
   if (view != FoldView::off_cpu)
     for (const auto& w : c.weights) emit(w, false);
   if (view != FoldView::on_cpu)
