@@ -230,7 +230,24 @@ std::string pprof_from_folded(const FoldedProfile& profile, const PprofExportOpt
 std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, const PprofExportOptions& options,
                                      PprofExportStats* stats) {
   PprofBuilder b;
-  auto vt = value_type_for_units(groups.empty() ? std::string("samples") : groups[0].profile->units);
+  std::string units = groups.empty() ? std::string("samples") : groups[0].profile->units;
+  // pprof values are integers: fractional microseconds (trace spans) are
+  // written as nanoseconds rather than rounded.
+  double scale = 1;
+  if (units == "us" || units == "ms") {
+    bool fractional = false;
+    for (const PprofGroup& g : groups)
+      for (NodeId n = 1; n < g.profile->node_count() && !fractional; ++n) {
+        double w = g.profile->node(n).self;
+        fractional = w != std::floor(w);
+      }
+    if (fractional) {
+      scale = units == "us" ? 1e3 : 1e6;
+      units = "ns";
+    }
+  }
+  auto vt = value_type_for_units(units);
+  if (units == "ns" && scale != 1) vt.first = "time";
   b.add_sample_type(vt.first, vt.second);
   // One mapping per object the frames name (perf.data-derived profiles know
   // them; folded text does not), one location per (object, frame name).
@@ -272,10 +289,10 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
     // Stacks in node order (deterministic for a given input; no sorting),
     // each read leaf first by walking up the parents.
     for (NodeId node = 1; node < profile.node_count(); ++node) {
-      double w = profile.node(node).self;
+      double w = profile.node(node).self * scale;
       if (w == 0) continue;
       int64_t v = int64_t(std::llround(w));
-      if (double(v) != w) ++rounded;
+      if (std::fabs(double(v) - w) > 1e-6 * std::max(1.0, std::fabs(w))) ++rounded;  // not scaling's float noise
       if (v == 0) continue;
       locs.clear();
       for (NodeId n = node; n != 0; n = profile.node(n).parent) locs.push_back(location(profile.node(n).frame));

@@ -320,6 +320,23 @@ TEST(PprofCli, ReadsWhatGoPprofWrites) {
   EXPECT_EQ(folded_total(run_ok(fg_cmd("merge --sample-index samples " + merged))), 2 * folded_total(counts));
 }
 
+// Trace spans have fractional microseconds: written as nanoseconds, not rounded.
+TEST(PprofCli, TraceExportKeepsFractionalMicroseconds) {
+  std::string dir = test::temp_dir();
+  std::string in = shell_quote(testdata("traces/mlp_train_trace.json"));
+  std::map<std::string, double> us = parse_folded(run_ok(fg_cmd("fold " + in)));
+  std::string pb = dir + "/t.pb.gz";
+  run_ok(fg_cmd("export -f pprof " + in + " -o " + pb));
+  std::map<std::string, double> ns = parse_folded(run_ok(fg_cmd("merge " + pb)));
+  ASSERT_EQ(ns.size(), us.size());
+  for (const auto& kv : us) EXPECT_NEAR(ns[kv.first], kv.second * 1000, 0.5) << kv.first;
+  if (go_missing().empty()) {
+    RawProfile raw = parse_raw(go_pprof("-raw " + pb));
+    ASSERT_EQ(raw.sample_types, std::vector<std::string>{"time/nanoseconds"});
+    EXPECT_EQ(raw.folded(0), ns);
+  }
+}
+
 // The checked-in profiles (testdata/pprof/README.md), one written by go tool
 // pprof: read without Go installed.
 TEST(PprofCli, CheckedInProfilesReadBack) {
