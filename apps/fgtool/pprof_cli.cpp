@@ -1,5 +1,6 @@
 #include "pprof_cli.h"
 
+#include <cstdio>
 #include <iostream>
 
 #include "categories/category_rules.h"
@@ -74,8 +75,19 @@ int run_export_pprof(const std::vector<std::string>& args) {
     FoldOptions fo = to_fold_options(fold_cli, vm);
     if (lenient) fo.partial = true;
     FoldStats stats;
-    doc = pprof_from_perf_data(inputs[0], fo, eo, &stats);
+    PprofExportStats ps;
+    doc = pprof_from_perf_data(inputs[0], fo, eo, &stats, nullptr, &ps);
     report_fold_stats(inputs[0], fo, stats, std::cerr, fold_cli.stats);
+    if (fold_cli.stats) {
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "fgtool export: pprof: %llu samples, %llu locations, %llu functions, %llu mappings, %llu bytes; "
+                    "fold %.3f s, build %.3f s, encode%s %.3f s\n",
+                    (unsigned long long)ps.samples, (unsigned long long)ps.locations, (unsigned long long)ps.functions,
+                    (unsigned long long)ps.mappings, (unsigned long long)ps.bytes, ps.fold_seconds, ps.build_seconds,
+                    eo.gzip ? "+gzip" : "", ps.encode_seconds);
+      std::cerr << line;
+    }
   } else {
     ProfileLoadOptions lo;
     lo.lenient = lenient;

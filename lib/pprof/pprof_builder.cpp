@@ -128,6 +128,36 @@ void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_coun
   ++samples_;
 }
 
+std::string PprofBuilder::encode_labels(const Label* labels, size_t label_count) {
+  std::string out;
+  protozero::pbf_builder<pf::Sample> b(out);
+  for (size_t i = 0; i < label_count; ++i) {
+    protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
+    l.add_int64(pf::Label::key, labels[i].key);
+    if (labels[i].str) {
+      l.add_int64(pf::Label::str, labels[i].str);
+    } else {
+      l.add_int64(pf::Label::num, labels[i].num);
+      if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
+    }
+  }
+  return out;
+}
+
+void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_count, const int64_t* values,
+                              size_t value_count, std::string_view encoded_labels) {
+  scratch_.clear();
+  {
+    protozero::pbf_builder<pf::Sample> b(scratch_);
+    if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
+    if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
+  }
+  scratch_.append(encoded_labels.data(), encoded_labels.size());
+  protozero::pbf_builder<pf::Profile> top(samples_bytes_);
+  top.add_message(pf::Profile::sample, scratch_);
+  ++samples_;
+}
+
 std::string PprofBuilder::encode() const {
   std::string out;
   size_t strings_bytes = 0;

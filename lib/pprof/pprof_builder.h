@@ -58,6 +58,12 @@ class PprofBuilder {
   // buffer by doubling copies it and faults in fresh pages each time).
   void reserve_samples(size_t bytes) { samples_bytes_.reserve(bytes); }
 
+  // The same with labels already encoded by encode_labels (samples that
+  // share their labels, the common case, encode them once).
+  std::string encode_labels(const Label* labels, size_t label_count);
+  void add_sample(const uint64_t* location_ids, size_t location_count, const int64_t* values, size_t value_count,
+                  std::string_view encoded_labels);
+
   size_t sample_type_count() const { return sample_types_; }
   size_t sample_count() const { return samples_; }
 
@@ -89,7 +95,7 @@ class PprofBuilder {
   bool has_period_ = false;
   int64_t time_nanos_ = 0, duration_nanos_ = 0;
   std::vector<int64_t> comments_;
-  std::vector<uint64_t> scratch_;
+  std::string scratch_;
 };
 
 // gzip-compresses bytes (zlib, deterministic header).

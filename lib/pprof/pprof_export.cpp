@@ -1,5 +1,6 @@
 #include "pprof/pprof_export.h"
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <unordered_map>
@@ -48,6 +49,12 @@ class SampleLabels {
     }
     for (const auto& kv : options.labels) user_.push_back(Label{b.string_id(kv.first), b.string_id(kv.second), 0, 0});
   }
+  // What the node's category labels are, as one number (0 without categories).
+  uint64_t key(NodeId node) const {
+    if (!categories_) return 0;
+    return (uint64_t(categories_->sample_category(CategoryKind::resource, node)) << 16) |
+           categories_->sample_category(CategoryKind::phase, node);
+  }
   // Appends the node's category labels and the user's labels.
   void append(NodeId node, std::vector<Label>& out) const {
     if (categories_) {
@@ -65,8 +72,14 @@ class SampleLabels {
   std::vector<Label> user_;
 };
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 std::string finish(const PprofBuilder& b, const PprofExportOptions& options, PprofExportStats* stats) {
+  auto t0 = std::chrono::steady_clock::now();
   std::string out = options.gzip ? b.encode_gzip(options.gzip_level) : b.encode();
+  if (stats) stats->encode_seconds = seconds_since(t0);
   if (stats) {
     stats->samples = b.sample_count();
     stats->bytes = out.size();
@@ -134,6 +147,14 @@ class PerfDataCollector final : public FoldObserver {
 
  private:
   uint32_t root_index(const RawStackRoot& r) {
+    // The fold's root objects stay put: their comm's address names them.
+    if (r.comm.data() == last_root_comm_ && r.pid == last_root_pid_ && r.tid == last_root_tid_) return last_root_;
+    last_root_comm_ = r.comm.data();
+    last_root_pid_ = r.pid;
+    last_root_tid_ = r.tid;
+    return last_root_ = root_index_slow(r);
+  }
+  uint32_t root_index_slow(const RawStackRoot& r) {
     RootKey key{r.comm, r.pid, r.tid};
     auto it = root_ids_.find(key);
     if (it != root_ids_.end()) return it->second;
@@ -156,17 +177,29 @@ class PerfDataCollector final : public FoldObserver {
       return kernel_mapping_;
     }
     if (!f.map) return kNone;
+    // MapEntry ids are small and dense (creation order): a vector, no hashing.
+    if (f.map->id < (uint64_t(1) << 26)) {
+      if (map_by_entry_id_.size() <= f.map->id) map_by_entry_id_.resize(size_t(f.map->id) + 1 + map_by_entry_id_.size() / 2, kNone);
+      uint32_t& slot = map_by_entry_id_[size_t(f.map->id)];
+      if (slot == kNone) slot = new_mapping(*f.map);
+      return slot;
+    }
     auto it = map_ids_.find(f.map);
     if (it != map_ids_.end()) return it->second;
+    uint32_t id = new_mapping(*f.map);
+    map_ids_.emplace(f.map, id);
+    return id;
+  }
+  uint32_t new_mapping(const MapEntry& e) {
+    const MapEntry* map = &e;
     uint32_t id = uint32_t(mappings.size());
     MappingCopy m;
-    m.start = f.map->start;
-    m.limit = f.map->end;
-    m.offset = f.map->pgoff;
-    m.path = std::string(f.map->path);
-    m.build_id.assign(reinterpret_cast<const char*>(f.map->build_id.data()), f.map->build_id_size);
+    m.start = map->start;
+    m.limit = map->end;
+    m.offset = map->pgoff;
+    m.path = std::string(map->path);
+    m.build_id.assign(reinterpret_cast<const char*>(map->build_id.data()), map->build_id_size);
     mappings.push_back(std::move(m));
-    map_ids_.emplace(f.map, id);
     return id;
   }
   // Open addressing over `locations` (a std::unordered_map's node per
@@ -216,6 +249,10 @@ class PerfDataCollector final : public FoldObserver {
   std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
   std::unordered_map<const MapEntry*, uint32_t> map_ids_;
   std::vector<uint32_t> loc_slots_;
+  std::vector<uint32_t> map_by_entry_id_;
+  const char* last_root_comm_ = nullptr;
+  int32_t last_root_pid_ = 0, last_root_tid_ = 0;
+  uint32_t last_root_ = 0;
   uint32_t kernel_mapping_ = kNone;
 };
 
@@ -317,7 +354,10 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   fo.observer = &c;
   FoldStats local;
   FoldStats& fs = fold_stats ? *fold_stats : local;
+  auto t0 = std::chrono::steady_clock::now();
   FoldedProfile profile = fold_perf_data(path, fo, &fs);
+  if (stats) stats->fold_seconds = seconds_since(t0);
+  auto t1 = std::chrono::steady_clock::now();
 
   PprofBuilder b;
   // ---- what the values are ----
@@ -415,7 +455,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   // ---- samples ----
   SampleLabels labels(b, profile, options);
   const int64_t k_comm = b.string_id("comm"), k_pid = b.string_id("pid"), k_tid = b.string_id("tid");
-  std::vector<int64_t> comm_ids(c.roots.size(), -1);
+  std::unordered_map<uint64_t, std::string> label_bytes;
   std::vector<uint64_t> locs;
   std::vector<Label> sample_labels;
   auto emit = [&](const PerfDataCollector::Weight& w, bool off) {
@@ -432,14 +472,17 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
     values[nv++] = int64_t(std::llround(w.value));
     if (!off && view == FoldView::on_cpu && count) values[0] = int64_t(w.samples);
     if (values[nv - 1] == 0 && (!with_samples || values[0] == 0)) return;
-    sample_labels.clear();
-    int64_t& comm = comm_ids[raw.root];
-    if (comm < 0) comm = b.string_id(root.comm);
-    sample_labels.push_back(Label{k_comm, comm, 0, 0});
-    sample_labels.push_back(Label{k_pid, 0, root.pid, 0});
-    sample_labels.push_back(Label{k_tid, 0, root.tid, 0});
-    labels.append(w.node, sample_labels);
-    b.add_sample(locs.data(), locs.size(), values, nv, sample_labels.data(), sample_labels.size());
+    // Samples of one thread in one category share their labels' bytes.
+    auto [it, fresh] = label_bytes.try_emplace((uint64_t(raw.root) << 32) ^ labels.key(w.node));
+    if (fresh) {
+      sample_labels.clear();
+      sample_labels.push_back(Label{k_comm, b.string_id(root.comm), 0, 0});
+      sample_labels.push_back(Label{k_pid, 0, root.pid, 0});
+      sample_labels.push_back(Label{k_tid, 0, root.tid, 0});
+      labels.append(w.node, sample_labels);
+      it->second = b.encode_labels(sample_labels.data(), sample_labels.size());
+    }
+    b.add_sample(locs.data(), locs.size(), values, nv, it->second);
   };
   // About 16 bytes of labels and 3 per location id a sample.
   b.reserve_samples((c.weights.size() + c.off_weights.size()) * 40 + c.stack_locs.size() * 3);
@@ -455,6 +498,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
     for (uint64_t f : function_of) n += f != 0;
     stats->functions = n;
   }
+  if (stats) stats->build_seconds = seconds_since(t1);
   std::string out = finish(b, options, stats);
   if (folded) *folded = std::move(profile);
   return out;
