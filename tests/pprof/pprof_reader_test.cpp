@@ -8,6 +8,7 @@
 #include "pprof/pprof_builder.h"
 #include "pprof/pprof_export.h"
 #include "pprof/pprof_reader.h"
+#include "test_support.h"
 
 namespace fg {
 namespace {
@@ -157,6 +158,37 @@ TEST(PprofReader, DetectsPprofButNotFoldedText) {
   EXPECT_FALSE(looks_like_pprof(gzip_bytes("main;foo;bar 12\nmain;baz 3\n", 6)));
   EXPECT_FALSE(looks_like_pprof(""));
   EXPECT_FALSE(looks_like_pprof("PERFILE2"));
+}
+
+// The fold's observer hook leaves the folded profile as it is: the same bytes
+// with and without it, for each view and root option.
+TEST(PprofExport, ObservedFoldIsTheSameFold) {
+  struct Case {
+    std::string file;
+    FoldView view;
+    bool tid, symfs;
+  };
+  const std::vector<Case> cases = {{"fold/fp_static.data", FoldView::on_cpu, false, true},
+                                   {"fold/fp_static.data", FoldView::on_cpu, true, true},
+                                   {"fold/dwarf_static.data", FoldView::on_cpu, false, true},
+                                   {"perf/sched.data", FoldView::off_cpu, false, false},
+                                   {"perf/sched.data", FoldView::wall, false, false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    FoldOptions fo;
+    fo.view = c.view;
+    fo.tid = c.tid;
+    if (c.symfs) fo.symbols.symfs = test::testdata("fold/symfs");
+    std::string plain = folded_text(fold_perf_data(test::testdata(c.file), fo));
+    FoldedProfile observed;
+    PprofExportStats st;
+    std::string pb = pprof_from_perf_data(test::testdata(c.file), fo, PprofExportOptions{}, nullptr, &observed, &st);
+    EXPECT_EQ(folded_text(observed), plain);
+    EXPECT_GT(st.samples, 0u);
+    FoldedProfile back;
+    read_pprof_data(pb, c.file, back);
+    EXPECT_EQ(folded_text(back), plain);
+  }
 }
 
 }  // namespace
