@@ -490,7 +490,6 @@ class PprofParser {
     const auto& tags = options_.tags;
     std::unordered_map<NodeId, double> grouped;
     std::vector<uint32_t> stack;  // location indices, leaf first
-    std::vector<FrameId> frames;
     uint64_t kept = 0;
     FrameId no_stack = FoldedProfile::kNoFrame;
     std::vector<bool> tag_hit(tags.size());
@@ -534,18 +533,28 @@ class PprofParser {
       for (bool hit : tag_hit) keep &= hit;
       if (!keep || value == 0) continue;
       ++kept;
-      frames.clear();
-      for (size_t i = stack.size(); i-- > 0;) {
-        uint32_t li = stack[i];
-        frames.insert(frames.end(), loc_frames_.begin() + loc_frames_start_[li], loc_frames_.begin() + loc_frames_start_[li + 1]);
-      }
-      if (frames.empty()) {
-        if (no_stack == FoldedProfile::kNoFrame) no_stack = into.intern("[no stack]");
-        frames.push_back(no_stack);
-      }
-      if (frames.size() > kMaxStackDepth) frames.erase(frames.begin(), frames.end() - kMaxStackDepth);
+      // Walk the tree root first: the last location first, each location's
+      // frames already root-most first. Only the leaf-most kMaxStackDepth
+      // frames are kept, as the other readers do.
+      size_t depth = 0;
+      for (uint32_t li : stack) depth += loc_frames_start_[li + 1] - loc_frames_start_[li];
+      size_t skip = depth > kMaxStackDepth ? depth - kMaxStackDepth : 0;
       NodeId node = 0;
-      for (FrameId f : frames) node = into.child(node, f);
+      for (size_t i = stack.size(); i-- > 0;) {
+        const FrameId* f = loc_frames_.data() + loc_frames_start_[stack[i]];
+        const FrameId* end = loc_frames_.data() + loc_frames_start_[stack[i] + 1];
+        for (; f != end; ++f) {
+          if (skip) {
+            --skip;
+            continue;
+          }
+          node = into.child(node, *f);
+        }
+      }
+      if (depth == 0) {
+        if (no_stack == FoldedProfile::kNoFrame) no_stack = into.intern("[no stack]");
+        node = into.child(0, no_stack);
+      }
       if (micro) grouped[node] += double(value);
       else into.add_self(node, double(value));
     }
