@@ -126,6 +126,7 @@ void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_coun
     }
   }
   ++samples_;
+  ship_full_samples();
 }
 
 std::string PprofBuilder::encode_labels(const Label* labels, size_t label_count) {
@@ -156,16 +157,25 @@ void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_coun
   protozero::pbf_builder<pf::Profile> top(samples_bytes_);
   top.add_message(pf::Profile::sample, scratch_);
   ++samples_;
+  ship_full_samples();
 }
 
 std::string PprofBuilder::encode() const {
   std::string out;
-  size_t strings_bytes = 0;
-  for (const auto& s : strings_) strings_bytes += s.size() + 6;
-  out.reserve(sample_types_bytes_.size() + samples_bytes_.size() + mappings_bytes_.size() + locations_bytes_.size() +
-              functions_bytes_.size() + strings_bytes + 64);
+  out.reserve(sample_types_bytes_.size() + samples_bytes_.size());
   out += sample_types_bytes_;
   out += samples_bytes_;
+  out += encode_after_samples();
+  return out;
+}
+
+// Everything after the samples: mappings, locations, functions, strings and
+// the scalar fields.
+std::string PprofBuilder::encode_after_samples() const {
+  std::string out;
+  size_t strings_bytes = 0;
+  for (const auto& s : strings_) strings_bytes += s.size() + 6;
+  out.reserve(mappings_bytes_.size() + locations_bytes_.size() + functions_bytes_.size() + strings_bytes + 64);
   out += mappings_bytes_;
   out += locations_bytes_;
   out += functions_bytes_;
@@ -184,7 +194,49 @@ std::string PprofBuilder::encode() const {
   return out;
 }
 
-std::string PprofBuilder::encode_gzip(int level) const { return gzip_bytes(encode(), level); }
+namespace {
+std::string gzip_member(std::string_view data, int level);
+}
+
+void PprofBuilder::ship_full_samples() {
+  constexpr size_t kChunk = 8u << 20;
+  if (stream_level_ < 0 || samples_bytes_.size() < kChunk) return;
+  std::string chunk;
+  if (!shipped_prefix_) {
+    chunk.reserve(sample_types_bytes_.size() + samples_bytes_.size());
+    chunk = sample_types_bytes_;
+    chunk += samples_bytes_;
+    shipped_prefix_ = true;
+  } else {
+    chunk.swap(samples_bytes_);
+  }
+  samples_bytes_.clear();
+  samples_bytes_.reserve(kChunk + (64 << 10));
+  // Two members in flight at most: memory stays a few chunks.
+  while (pending_members_.size() >= 2) {
+    done_members_.push_back(pending_members_.front().get());
+    pending_members_.pop_front();
+  }
+  int level = stream_level_;
+  pending_members_.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return gzip_member(c, level); }));
+}
+
+std::string PprofBuilder::encode_gzip(int level) {
+  if (!shipped_prefix_) return gzip_bytes(encode(), level);
+  // The rest, compressed here while the last shipped runs finish.
+  std::string rest = samples_bytes_;
+  rest += encode_after_samples();
+  std::string tail = gzip_bytes(rest, level);
+  for (auto& f : pending_members_) done_members_.push_back(f.get());
+  pending_members_.clear();
+  std::string out;
+  size_t total = tail.size();
+  for (const auto& m : done_members_) total += m.size();
+  out.reserve(total);
+  for (const auto& m : done_members_) out += m;
+  out += tail;
+  return out;
+}
 
 namespace {
 std::string gzip_member(std::string_view data, int level) {

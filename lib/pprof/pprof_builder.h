@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <future>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -67,10 +69,14 @@ class PprofBuilder {
   size_t sample_type_count() const { return sample_types_; }
   size_t sample_count() const { return samples_; }
 
-  // The encoded Profile message (uncompressed).
+  // The encoded Profile message (uncompressed). Not after compress_while_building.
   std::string encode() const;
   // encode(), gzip-compressed (deterministic: no name, no time in the header).
-  std::string encode_gzip(int level = 1) const;
+  std::string encode_gzip(int level = 1);
+  // Compresses full 8 MiB runs of samples on other threads while samples
+  // are still being added (each a gzip member; see gzip_bytes), so that
+  // encode_gzip() has little left to do. Sample types must all be added first.
+  void compress_while_building(int level) { stream_level_ = level; }
 
  private:
   std::vector<std::string_view> strings_;
@@ -96,6 +102,13 @@ class PprofBuilder {
   int64_t time_nanos_ = 0, duration_nanos_ = 0;
   std::vector<int64_t> comments_;
   std::string scratch_;
+  // compress_while_building: the gzip members of the samples shipped so far, in order.
+  void ship_full_samples();
+  int stream_level_ = -1;
+  bool shipped_prefix_ = false;
+  std::vector<std::string> done_members_;
+  std::deque<std::future<std::string>> pending_members_;
+  std::string encode_after_samples() const;
 };
 
 // gzip-compresses bytes (zlib, deterministic header).

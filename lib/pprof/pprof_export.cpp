@@ -76,7 +76,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::string finish(const PprofBuilder& b, const PprofExportOptions& options, PprofExportStats* stats) {
+std::string finish(PprofBuilder& b, const PprofExportOptions& options, PprofExportStats* stats) {
   auto t0 = std::chrono::steady_clock::now();
   std::string out = options.gzip ? b.encode_gzip(options.gzip_level) : b.encode();
   if (stats) stats->encode_seconds = seconds_since(t0);
@@ -286,6 +286,7 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
   auto vt = value_type_for_units(units);
   if (units == "ns" && scale != 1) vt.first = "time";
   b.add_sample_type(vt.first, vt.second);
+  if (options.gzip) b.compress_while_building(options.gzip_level);
   // One mapping per object the frames name (perf.data-derived profiles know
   // them; folded text does not), one location per (object, frame name).
   std::unordered_map<std::string, uint64_t> mapping_of;
@@ -393,6 +394,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
     b.add_sample_type(type, count ? "count" : "nanoseconds");
     b.set_period(type, count ? "count" : "nanoseconds", 1);
   }
+  if (options.gzip) b.compress_while_building(options.gzip_level);
   const uint64_t first = fs.read.first_sample_time ? fs.read.first_sample_time : fs.file.first_sample_time;
   const uint64_t last = fs.read.last_sample_time ? fs.read.last_sample_time : fs.file.last_sample_time;
   if (last > first) b.set_duration_nanos(int64_t(last - first));
