@@ -26,9 +26,13 @@ namespace pf = pprof_fields;
 using protozero::pbf_reader;
 using protozero::pbf_wire_type;
 
-// Decompressed profiles larger than this are refused (a gzip bomb would
-// otherwise take all memory): 16 GiB, far above any real profile.
-constexpr uint64_t kMaxProtobufBytes = uint64_t(16) << 30;
+// Decompressed profiles are refused beyond 200 times their compressed size
+// (at least 256 MiB, at most 16 GiB): real profiles compress 3-10 times,
+// while a gzip bomb (up to ~1000 times) would otherwise take all memory.
+uint64_t max_protobuf_bytes(size_t compressed) {
+  uint64_t limit = std::max<uint64_t>(uint64_t(256) << 20, uint64_t(compressed) * 200);
+  return std::min<uint64_t>(limit, uint64_t(16) << 30);
+}
 
 bool is_gzip(std::string_view d) { return d.size() >= 2 && uint8_t(d[0]) == 0x1f && uint8_t(d[1]) == 0x8b; }
 
@@ -55,8 +59,8 @@ std::string gunzip(std::string_view in, const std::string& name, bool partial, u
       if (out.size() >= max_out) {
         if (partial) break;
         inflateEnd(&z);
-        throw InputError(name + ": decompresses to more than " + std::to_string(max_out >> 30) +
-                         " GiB; refusing to read it");
+        throw InputError(name + ": decompresses to more than " + std::to_string(max_out >> 20) +
+                         " MiB (over 200 times its size); refusing to read it");
       }
       out.resize(std::min<uint64_t>(max_out, out.size() * 2));
     }
@@ -692,7 +696,7 @@ void read_pprof_data(std::string_view data, const std::string& name, FoldedProfi
   std::string inflated;
   std::string_view pb = data;
   if (is_gzip(data)) {
-    inflated = gunzip(data, name, false, kMaxProtobufBytes);
+    inflated = gunzip(data, name, false, max_protobuf_bytes(data.size()));
     pb = inflated;
   }
   PprofParser parser(pb, name, options);

@@ -149,6 +149,16 @@ TEST(PprofReader, MalformedProtobufNamesTheByteOffset) {
   EXPECT_NE(e.find("string 9"), std::string::npos) << e;
 }
 
+TEST(PprofReader, GzipBombIsRefused) {
+  // 300 MiB of zeros compress to about 1.3 MiB: over the 256 MiB floor, and 200x.
+  std::string zeros(size_t(300) << 20, '\0');
+  std::string bomb = gzip_bytes(zeros, 1);
+  zeros.clear();
+  zeros.shrink_to_fit();
+  std::string e = error_of(bomb);
+  EXPECT_NE(e.find("refusing to read it"), std::string::npos) << e;
+}
+
 TEST(PprofReader, DetectsPprofButNotFoldedText) {
   EXPECT_TRUE(looks_like_pprof(small_profile(true)));
   EXPECT_TRUE(looks_like_pprof(small_profile(false)));
