@@ -238,10 +238,9 @@ class PprofParser {
         }
         case pf::Profile::sample: {
           if (top.wire_type() != pbf_wire_type::length_delimited) submessage(top, "Profile", "sample");
-          uint64_t at = at_;
+          // Read in the second pass, once the tables they refer to are known.
           protozero::data_view v = top.get_view();
           samples_.push_back(Span{v.data(), uint32_t(v.size())});
-          (void)at;
           break;
         }
         case pf::Profile::mapping: {

@@ -259,12 +259,11 @@ TEST(PprofCli, GoPprofReadsPerfDataExportsAndAgrees) {
     EXPECT_NE(top.find("Showing nodes accounting for"), std::string::npos) << top;
   }
   // The static fixture's executable has a build-id in perf.data's BUILD_ID feature.
-  std::string raw_text = go_pprof("-raw " + dir + "/p.pb.gz");
-  (void)raw_text;
   std::string pb = dir + "/s.pb.gz";
   run_ok(fg_cmd("export -f pprof --symfs " + shell_quote(testdata("fold/symfs")) + " " +
                 shell_quote(testdata("fold/fp_static.data")) + " -o " + pb));
-  RawProfile raw = parse_raw(go_pprof("-raw " + pb));
+  std::string raw_text = go_pprof("-raw " + pb);
+  RawProfile raw = parse_raw(raw_text);
   bool build_id = false;
   for (const auto& m : raw.mappings)
     build_id |= m.find("/tmp/fgtool-fixture/fold_calls_static") != std::string::npos &&

@@ -144,7 +144,6 @@ TEST(PprofReader, MalformedProtobufNamesTheByteOffset) {
   EXPECT_NE(e.find("bad.pb: byte "), std::string::npos) << e;
   EXPECT_NE(e.find("truncated"), std::string::npos) << e;
   // A string index past the table.
-  std::string bad_index = pb;
   e = error_of(std::string("\x0a\x04\x08\x09\x10\x01", 6));
   EXPECT_NE(e.find("string 9"), std::string::npos) << e;
 }
