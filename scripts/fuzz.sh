@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-all=(perf_data_file perf_data_pipe fold folded collapse category_rules)
+all=(perf_data_file perf_data_pipe fold folded collapse category_rules pprof)
 [ -f "$root/fuzz/chrome_trace_fuzzer.cpp" ] && all+=(chrome_trace onednn_verbose)
 [ $list = 1 ] && { printf '%s\n' "${all[@]}"; exit 0; }
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
@@ -72,6 +72,7 @@ seed folded "" "$td"/folded/*.folded "$td"/render/*.folded
 seed collapse 00 "$td"/collapse/*.txt
 seed collapse 01 "$td"/collapse/offcpu.txt "$td"/collapse/mixed.txt
 seed category_rules "" "$root"/lib/categories/default_rules.json "$root"/fuzz/seeds/category_rules/*.json
+seed pprof "" "$td"/pprof/*.pb
 seed chrome_trace "" "$td"/traces/*.json
 seed onednn_verbose "" "$td"/traces/*.log
 for t in "${targets[@]}"; do

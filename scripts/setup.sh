@@ -4,13 +4,15 @@
 #   scripts/setup.sh --demo     also libtorch (the MLP/VAE demo trainers)
 #   scripts/setup.sh --browser  also chromium + playwright-core (browser tests)
 #   scripts/setup.sh --fuzz     also clang 14 + its libFuzzer runtime (scripts/fuzz.sh)
+#   scripts/setup.sh --tests    also golang-go (tests check pprof output with `go tool pprof`)
 set -euo pipefail
-want_demo=0; want_browser=0; want_fuzz=0
+want_demo=0; want_browser=0; want_fuzz=0; want_tests=0
 for a in "$@"; do
   case "$a" in
     --demo) want_demo=1 ;;
     --browser) want_browser=1 ;;
     --fuzz) want_fuzz=1 ;;
+    --tests) want_tests=1 ;;
     *) echo "setup.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -20,10 +22,12 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(g++ cmake ninja-build make pkg-config python3 git
       libboost-program-options-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev
       nlohmann-json3-dev libgtest-dev libbenchmark-dev libxml2-utils
-      linux-perf elfutils binutils lld xz-utils)
+      linux-perf elfutils binutils lld xz-utils libprotozero-dev)
 # OpenBLAS so fp32 Linear/addmm runs on it, as in the recordings the categories describe.
 [ $want_demo = 1 ] && pkgs+=(libtorch-dev libopenblas0-pthread)
 [ $want_fuzz = 1 ] && pkgs+=(clang-14 libclang-rt-14-dev)
+# Test-only: `go tool pprof` reads every pprof fgtool writes (tests/pprof).
+[ $want_tests = 1 ] && pkgs+=(golang-go)
 if [ $want_browser = 1 ]; then
   pkgs+=(chromium)
   # Use the machine's Node.js/npm when present (Debian's npm conflicts with a newer node).

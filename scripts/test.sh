@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
-bash scripts/setup.sh --demo --browser
+bash scripts/setup.sh --demo --browser --tests
 bash scripts/build.sh
 unset DEBUGINFOD_URLS
 export FGTOOL_NO_PROGRESS=1

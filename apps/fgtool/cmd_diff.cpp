@@ -6,6 +6,7 @@
 
 #include "categories/category_style.h"
 #include "command.h"
+#include "pprof_cli.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
 #include "diagnostics/terminal_text.h"
@@ -47,6 +48,8 @@ int run_diff(const std::vector<std::string>& args) {
                                       "time under the ops that launched it")
       ("rules", po::value(&rules_file), "with --by category: a category rules file (see 'fgtool help rules')");
   fg::cli::add_svg_options(options, svg, false, "Differential Flame Graph");
+  fg::cli::PprofInputCli pin;  // pprof input: --sample-index, --tag
+  fg::cli::add_pprof_input_options(options, pin);
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
@@ -75,6 +78,7 @@ int run_diff(const std::vector<std::string>& args) {
   } else {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;
+    pin.apply(lo);
     // A trace is folded in the view asked for; with --ops every input is
     // reduced to its ops (traces helper: lib/traces).
     auto load = [&](const std::string& path, fg::FoldedProfile& into) {

@@ -8,6 +8,7 @@
 #include "categories/category_rules.h"
 #include "categories/profile_categories.h"
 #include "command.h"
+#include "pprof_cli.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
 #include "diagnostics/terminal_text.h"
@@ -34,6 +35,8 @@ int run_report(const std::vector<std::string>& args) {
                                       "from other tools; 'fgtool fold -o' files say it on their first line)")
     ("countname", po::value<std::string>(), "= --unit (flamegraph.pl's name)")
     ("onednn-verbose", po::bool_switch(), "inputs are oneDNN verbose logs: time per primitive kind and implementation");
+  fg::cli::PprofInputCli pin;  // pprof input: --sample-index, --tag
+  fg::cli::add_pprof_input_options(options, pin);
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
@@ -62,6 +65,7 @@ int run_report(const std::vector<std::string>& args) {
 
   fg::ProfileLoadOptions lo;
   lo.lenient = vm["lenient"].as<bool>();
+  pin.apply(lo);
   if (vm.count("unit")) lo.units = vm["unit"].as<std::string>();
   else if (vm.count("countname")) lo.units = vm["countname"].as<std::string>();
   std::string source;

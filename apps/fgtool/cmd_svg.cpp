@@ -6,6 +6,7 @@
 
 #include "categories/category_style.h"
 #include "command.h"
+#include "pprof_cli.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
 #include "folded/folded_reader.h"
@@ -89,6 +90,8 @@ int run_svg(const std::vector<std::string>& args) {
                                                          "ends in two numbers")
       ("rules", po::value(&rules_file), "with --colors category: a category rules file (see 'fgtool help rules')");
   fg::cli::add_svg_options(options, svg);
+  fg::cli::PprofInputCli pin;  // pprof input: --sample-index, --tag
+  fg::cli::add_pprof_input_options(options, pin);
   po::positional_options_description positional;
   positional.add("input", -1);
   po::variables_map vm;
@@ -134,6 +137,7 @@ int run_svg(const std::vector<std::string>& args) {
   } else {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;
+    pin.apply(lo);
     lo.units = svg.count_name;  // --countname names the unit of foreign folded files
     fg::FoldedProfile profile = fg::load_profiles(inputs, lo);
     if (profile.total() <= 0) std::cerr << "fgtool svg: warning: no samples in the input\n";

@@ -297,6 +297,7 @@ class StackFolder final : public RecordHandler {
     const PerfFileInfo& info = reader_.info();
     if (fold_attr_ >= 0 && size_t(fold_attr_) < info.attrs.size()) stats_.event = info.attrs[fold_attr_].name;
     const bool micro = options_.view != FoldView::on_cpu;
+    if (options_.observer) report_weights(micro);
     if (!micro) {
       // Whole periods or counts: summing in the profile is exact (integers
       // in doubles).
@@ -341,6 +342,31 @@ class StackFolder final : public RecordHandler {
   }
 
   SymbolCache& symbols() { return symbols_; }
+
+  // Hands the observer every raw stack's weights (finish(), before the
+  // profile moves out; nodes stay valid after the move).
+  void report_weights(bool micro) {
+    FoldObserver& o = *options_.observer;
+    for (uint32_t i = 0; i < raw_.size(); ++i) {
+      uint64_t samples = i < sample_counts_.size() ? sample_counts_[i] : 0;
+      double w = raw_.weight(i);
+      if (samples || w != 0) o.on_samples(i, samples, w, stack_nodes_[i]);
+    }
+    if (!micro) return;
+    std::vector<std::pair<uint64_t, uint64_t>> off(off_weights_.begin(), off_weights_.end());
+    std::sort(off.begin(), off.end());
+    for (const auto& kv : off) {
+      uint32_t idx = uint32_t(kv.first >> 16);
+      uint64_t state = kv.first & 0xffff;
+      NodeId node = stack_nodes_[idx];
+      FrameId extra = FoldedProfile::kNoFrame;
+      if (options_.view == FoldView::wall) {
+        extra = out_.intern("[off-cpu: " + task_state_name(state) + "]");
+        node = out_.child(node, extra);
+      }
+      o.on_off_cpu(idx, state, kv.second, extra, node);
+    }
+  }
 
   // Symbolises new stacks on a second thread: for the on-CPU view of files
   // without DWARF samples (whose unwinders share the symbols).
@@ -479,6 +505,8 @@ class StackFolder final : public RecordHandler {
   struct RootInfo {
     std::string name;
     FrameId frame = FoldedProfile::kNoFrame;
+    std::string comm;  // as recorded (a copy: an off-CPU comm may point into a sample)
+    int32_t pid = 0, tid = 0;
   };
 
   // What a sample needs of its thread, cached: consecutive samples mostly
@@ -529,7 +557,11 @@ class StackFolder final : public RecordHandler {
   // Named here, interned into the profile by whoever symbolises the first
   // stack under it (the symbolising thread owns the profile).
   RootInfo* root_frame(std::string_view comm, int32_t pid, int32_t tid) {
-    RootKey key{comm.data(), comm.size(), options_.pid || options_.tid ? pid : 0, options_.tid ? tid : 0};
+    // An observer gets raw stacks per thread: key roots by pid and tid (the
+    // name, and so the folded output, stays the same).
+    const bool per_thread = options_.observer != nullptr;
+    RootKey key{comm.data(), comm.size(), options_.pid || options_.tid || per_thread ? pid : 0,
+                options_.tid || per_thread ? tid : 0};
     auto it = roots_.find(key);
     if (it != roots_.end()) return it->second;
     std::string name(comm);
@@ -539,6 +571,9 @@ class StackFolder final : public RecordHandler {
     else if (options_.pid) name += "-" + std::to_string(pid);
     RootInfo* root = &root_store_.emplace_back();  // a deque: the address stays valid
     root->name = std::move(name);
+    if (options_.observer) root->comm = std::string(comm);
+    root->pid = pid;
+    root->tid = tid;
     roots_.emplace(key, root);
     return root;
   }
@@ -739,8 +774,12 @@ class StackFolder final : public RecordHandler {
   void resolve_oldest_pending() {
     const PendingStack& p = pending_[pending_head_];
     uint64_t* entry = nullptr;
-    resolve_stack(p.words.data(), uint32_t(p.words.size()), p.hash, p.pid, &entry);
+    uint32_t idx = resolve_stack(p.words.data(), uint32_t(p.words.size()), p.hash, p.pid, &entry);
     RawStackTable::add_weight(entry, p.weight);
+    if (options_.observer) {
+      if (sample_counts_.size() <= idx) sample_counts_.resize(size_t(idx) + 1 + sample_counts_.size() / 2);
+      ++sample_counts_[idx];
+    }
     pending_head_ = (pending_head_ + 1) % kPendingStacks;
     --pending_count_;
   }
@@ -811,9 +850,38 @@ class StackFolder final : public RecordHandler {
     }
     // Root first: the addresses are leaf first.
     NodeId node = out_.child(0, root->frame);
-    for (size_t i = used; i-- > 0;) node = append_frames(frames_[i].key, frames_[i].address, frames_[i].map, pid, node);
+    if (options_.observer) {
+      node = observe_stack(idx, *root, used, pid, node);
+    } else {
+      for (size_t i = used; i-- > 0;) node = append_frames(frames_[i].key, frames_[i].address, frames_[i].map, pid, node);
+    }
     if (stack_nodes_.size() <= idx) stack_nodes_.resize(idx + 1);
     stack_nodes_[idx] = node;
+  }
+
+  // symbolise_stack's loop when an observer watches: the same frames, and
+  // what each address became handed to the observer.
+  NodeId observe_stack(uint32_t idx, const RootInfo& root, size_t n, int32_t pid, NodeId node) {
+    observed_.resize(n);
+    for (size_t i = n; i-- > 0;) {
+      const StackFrame& f = frames_[i];
+      FrameSpan sp{0, 0};
+      node = append_frames(f.key, f.address, f.map, pid, node, &sp);
+      RawStackFrame& o = observed_[i];
+      o.address = f.address.address;
+      o.kernel = f.address.kernel;
+      o.return_address = f.address.return_address;
+      o.map = f.address.kernel ? nullptr : f.map;
+      o.names_start = sp.start;
+      o.name_count = sp.count;
+    }
+    RawStackRoot r;
+    r.comm = root.comm;
+    r.pid = root.pid;
+    r.tid = root.tid;
+    r.frame = root.frame;
+    options_.observer->on_raw_stack(idx, r, observed_.data(), n, frame_arena_.data());
+    return node;
   }
 
   // ---- the symbolising thread ----
@@ -897,12 +965,14 @@ class StackFolder final : public RecordHandler {
 
   // Extends the path at node by the frames (outermost first, inlines
   // included) of one address; returns where it ends.
-  NodeId append_frames(const FrameKey& key, const StackAddress& a, const MapEntry* map, int32_t pid, NodeId node) {
+  NodeId append_frames(const FrameKey& key, const StackAddress& a, const MapEntry* map, int32_t pid, NodeId node,
+                       FrameSpan* span_out = nullptr) {
     ++stats_.frames;
     if (a.kernel) ++stats_.kernel_frames;
     const FrameSpan* cached = frame_cache_.find(key);
     const FrameSpan& sp = cached ? *cached : frame_cache_.insert(key, symbolise(a, map, pid));
     for (uint32_t i = 0; i < sp.count; ++i) node = out_.child(node, frame_arena_[sp.start + i]);
+    if (span_out) *span_out = sp;
     return node;
   }
 
@@ -1119,6 +1189,8 @@ class StackFolder final : public RecordHandler {
     const MapEntry* map;
   };
   std::vector<StackFrame> frames_;
+  std::vector<RawStackFrame> observed_;  // observe_stack's scratch
+  std::vector<uint32_t> sample_counts_;  // per raw stack, kept only for an observer
   std::vector<UnwindFrame> unwound_;
   std::vector<uint64_t> key_;
   std::vector<SymbolizedFrame> resolved_;

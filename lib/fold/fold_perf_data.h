@@ -18,6 +18,48 @@ namespace fg {
 
 enum class FoldView { on_cpu, off_cpu, wall };
 
+// ---- below the folded text: raw stacks, for exporters that keep addresses (pprof) ----
+
+// One address of a raw stack, and the folded frames it became.
+struct RawStackFrame {
+  uint64_t address = 0;      // as sampled: a kernel or user virtual address
+  bool kernel = false;
+  bool return_address = false;  // a caller's return address (symbolised at address - 1)
+  const MapEntry* map = nullptr;  // the user mapping; nullptr for kernel and unmapped addresses
+  // The frames (inlines included) this address folded to, outermost first:
+  // arena[names_start .. names_start + name_count). The same names_start
+  // means the same symbolisation (the fold caches it per object and offset).
+  uint32_t names_start = 0, name_count = 0;
+};
+
+// The thread a raw stack came from and its root frame in the profile.
+struct RawStackRoot {
+  std::string_view comm;
+  int32_t pid = 0, tid = 0;
+  FrameId frame = 0;
+};
+
+// Sees every raw stack (a sample stack's addresses, per thread) the fold
+// builds and, at the end, its weights. Off unless FoldOptions::observer is
+// set; with it, raw stacks are kept apart per thread (the folded output is the
+// same). Calls come from one thread at a time (the one that symbolises).
+class FoldObserver {
+ public:
+  virtual ~FoldObserver() = default;
+  // A new raw stack, index 0, 1, 2, ...; frames leaf first; `arena` is valid
+  // during the call only.
+  virtual void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
+                            const FrameId* arena) = 0;
+  // After the fold, per raw stack with samples: their number and summed weight
+  // (the period, or 1 each with --count; ns for clock events), and the
+  // profile node the stack folded to.
+  virtual void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) = 0;
+  // Off-CPU and wall views: nanoseconds blocked in task state `state` (a
+  // prev_state value) after raw stack `index`; `node` is where it was folded
+  // (the wall view adds an "[off-cpu: S]" frame, `extra_frame`, else kNoFrame).
+  virtual void on_off_cpu(uint32_t index, uint64_t state, uint64_t nanoseconds, FrameId extra_frame, NodeId node) = 0;
+};
+
 struct FoldOptions {
   FoldView view = FoldView::on_cpu;
   // Root frame: "comm" (default), "comm-PID" (pid) or "comm-PID/TID" (tid).
@@ -47,6 +89,8 @@ struct FoldOptions {
   bool object_statuses = false;
   SymbolOptions symbols;
   DwarfUnwinderOptions unwind;
+  // Not owned; nullptr = none (the normal fold). See FoldObserver.
+  FoldObserver* observer = nullptr;
 };
 
 struct FoldStats {

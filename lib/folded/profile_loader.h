@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "folded/folded_profile.h"
@@ -19,6 +20,10 @@ struct ProfileLoadOptions {
   // --unit: what the counts of every input mean, overriding what the input
   // says (for folded files from other tools, which carry no units line).
   std::string units;
+  // pprof input (lib/pprof): which sample value to fold, and key=value label
+  // filters (see PprofReadOptions).
+  std::string sample_index;
+  std::vector<std::pair<std::string, std::string>> tags;
 };
 
 // Seconds per unit for time units (ns, us, ms, s), 0 for anything else.

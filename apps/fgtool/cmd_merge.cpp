@@ -1,0 +1,193 @@
+// `fgtool merge`: sums many profiles (folded text, perf.data, traces, pprof;
+// typically one per host or rank) into one folded or pprof output, optionally
+// marking each input with a label or a root frame. Inputs are read one after
+// another into one prefix tree, so memory follows the merged tree, not the
+// inputs. This file also registers the pprof loader, so every command reads pprof.
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "categories/category_rules.h"
+#include "command.h"
+#include "diagnostics/atomic_output.h"
+#include "diagnostics/input_error.h"
+#include "diagnostics/progress.h"
+#include "folded/folded_writer.h"
+#include "folded/profile_loader.h"
+#include "pprof/pprof_export.h"
+#include "pprof/pprof_reader.h"
+#include "pprof_cli.h"
+
+namespace fg::cli {
+namespace {
+
+const bool pprof_loader_registered = [] {
+  register_pprof_loader();
+  return true;
+}();
+
+// "node7.cpu.folded.gz" -> "node7": the name before the first '.'.
+std::string file_stem(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  size_t dot = base.find('.');
+  return dot == 0 || dot == std::string::npos ? base : base.substr(0, dot);
+}
+
+bool exists(const std::string& path) { return !read_file_head(path).empty() || ::access(path.c_str(), R_OK) == 0; }
+
+// src's stacks added to dst below one more root frame.
+void merge_under(FoldedProfile& dst, const FoldedProfile& src, const std::string& root) {
+  NodeId base = dst.child(0, dst.intern(root));
+  std::vector<FrameId> frames(src.frame_count());
+  for (FrameId f = 0; f < src.frame_count(); ++f) {
+    frames[f] = dst.intern(src.frame_name(f));
+    if (!src.frame_object(f).empty() && dst.frame_object(frames[f]).empty()) dst.set_frame_object(frames[f], src.frame_object(f));
+  }
+  std::vector<NodeId> nodes(src.node_count());
+  nodes[0] = base;
+  for (NodeId i = 1; i < src.node_count(); ++i) {
+    const FoldedProfile::Node& n = src.node(i);
+    nodes[i] = dst.child(nodes[n.parent], frames[n.frame]);
+    if (n.self != 0) dst.add_self(nodes[i], n.self);
+  }
+}
+
+bool is_pprof_name(const std::string& path) {
+  auto ends = [&](const char* s) {
+    std::string x(s);
+    return path.size() >= x.size() && path.compare(path.size() - x.size(), x.size(), x) == 0;
+  };
+  return ends(".pb.gz") || ends(".pb") || ends(".pprof") || ends(".pprof.gz");
+}
+
+int run_merge(const std::vector<std::string>& args) {
+  std::vector<std::string> inputs, user_labels;
+  std::string output = "-", format, label_key, rules_file;
+  bool root = false, lenient = false, no_categories = false;
+  PprofInputCli pin;
+  po::options_description options("Options");
+  options.add_options()
+      ("input", po::value(&inputs), "folded text (plain or gzip), perf.data, trace JSON, oneDNN verbose log, pprof; "
+                                    "VALUE=PATH names the input's --label value (default: the file name before its first '.')")
+      ("output,o", po::value(&output), "output file ('-' = stdout)")
+      ("format,f", po::value(&format), "folded or pprof (default: pprof for OUT ending .pb.gz/.pb/.pprof, else folded)")
+      ("label", po::value(&label_key), "KEY: each input's samples get label KEY=VALUE (pprof) or root frame "
+                                       "'KEY=VALUE' (folded), e.g. --label host")
+      ("root", po::bool_switch(&root), "put each input's stacks under a root frame named after it (also in pprof)")
+      ("add-label", po::value(&user_labels), "pprof: KEY=VALUE added to every sample (repeatable)")
+      ("rules", po::value(&rules_file), "pprof: rules JSON added to the built-in category rules")
+      ("no-categories", po::bool_switch(&no_categories), "pprof: leave out the category and phase labels")
+      ("lenient", po::bool_switch(&lenient), "skip malformed input records instead of failing");
+  add_pprof_input_options(options, pin);
+  po::positional_options_description positional;
+  positional.add("input", -1);
+  po::variables_map vm;
+  if (!parse_args("merge", args, options, positional, vm)) return 0;
+  if (inputs.empty()) throw UsageError("no inputs (see 'fgtool help merge')");
+  if (format.empty()) format = is_pprof_name(output) ? "pprof" : "folded";
+  if (format != "folded" && format != "pprof") throw UsageError("--format '" + format + "': expected folded or pprof");
+  const bool pprof = format == "pprof";
+
+  ProfileLoadOptions lo;
+  lo.lenient = lenient;
+  pin.apply(lo);
+  lo.warn = [](const std::string& w) { std::cerr << "fgtool merge: warning: " << w << "\n"; };
+
+  // Each input's value (for --label/--root) and path.
+  struct Input {
+    std::string value, path;
+  };
+  std::vector<Input> ins;
+  for (const auto& in : inputs) {
+    size_t eq = in.find('=');
+    if (eq != std::string::npos && eq > 0 && !exists(in) && exists(in.substr(eq + 1)))
+      ins.push_back({in.substr(0, eq), in.substr(eq + 1)});
+    else
+      ins.push_back({file_stem(in), in});
+  }
+  const bool grouped = !label_key.empty() || root;
+  Progress timer("merge", 0, Progress::default_enabled());
+
+  // Without labels every input streams into one tree; with them, one tree per
+  // value (inputs with the same value share it).
+  std::vector<std::string> order;
+  std::map<std::string, FoldedProfile> groups;
+  FoldedProfile merged;
+  std::string units;
+  for (const Input& in : ins) {
+    FoldedProfile* into = &merged;
+    if (grouped) {
+      auto it = groups.find(in.value);
+      if (it == groups.end()) {
+        order.push_back(in.value);
+        it = groups.emplace(in.value, FoldedProfile()).first;
+      }
+      into = &it->second;
+    }
+    std::string before = into->units;
+    into->units.clear();
+    load_profile(in.path, *into, lo);
+    if (into->units.empty()) into->units = before.empty() ? "samples" : before;
+    if (!units.empty() && into->units != units)
+      std::cerr << "fgtool merge: warning: " << in.path << " is in " << into->units << ", earlier inputs in " << units
+                << "; summed as they are\n";
+    if (units.empty()) units = into->units;
+  }
+  auto root_name = [&](const std::string& value) { return label_key.empty() ? value : label_key + "=" + value; };
+
+  AtomicOutput out(output);
+  if (!pprof) {
+    if (grouped) {
+      for (const auto& v : order) merge_under(merged, groups.at(v), root_name(v));
+      merged.units = units;
+    }
+    write_folded(merged, out);
+  } else {
+    PprofExportOptions eo;
+    for (const auto& l : user_labels) eo.labels.push_back(parse_tag(l));
+    std::unique_ptr<CategoryMatcher> matcher;
+    if (!no_categories) {
+      matcher = std::make_unique<CategoryMatcher>(CategoryRules::effective(rules_file));
+      eo.categories = matcher.get();
+    }
+    std::vector<PprofGroup> pg;
+    std::vector<FoldedProfile> rooted;
+    if (!grouped) {
+      pg.push_back(PprofGroup{&merged, {}});
+    } else {
+      rooted.reserve(order.size());
+      for (const auto& v : order) {
+        const FoldedProfile* p = &groups.at(v);
+        if (root) {
+          rooted.emplace_back();
+          merge_under(rooted.back(), *p, root_name(v));
+          rooted.back().units = p->units;
+          p = &rooted.back();
+        }
+        PprofGroup g{p, {}};
+        if (!label_key.empty()) g.labels.emplace_back(label_key, v);
+        pg.push_back(std::move(g));
+      }
+    }
+    out.write(pprof_from_folded_groups(pg, eo));
+  }
+  out.commit();
+  timer.finish(std::to_string(ins.size()) + " inputs");
+  return 0;
+}
+
+const Registration reg{CommandInfo{
+    "merge", "merge profiles from many hosts or ranks into one folded or pprof file, with a label per input",
+    "fgtool merge [options] IN... -o OUT",
+    "  fgtool merge node*.folded -o job.folded                      # sum per-host folds\n"
+    "  fgtool merge --label host node1.folded node2.folded -o job.pb.gz   # pprof, label host=node1/node2\n"
+    "  fgtool merge --label rank r0=rank0/perf.data r1=rank1/perf.data -o job.folded  # root frames rank=r0, rank=r1\n"
+    "  fgtool merge a.pb.gz b.pb.gz --sample-index cpu -o ab.folded # pprof inputs\n"
+    "Multi-host workflows (and sending to Pyroscope or Parca): docs/multi-node.md.\n",
+    run_merge, 47}};
+
+}  // namespace
+}  // namespace fg::cli

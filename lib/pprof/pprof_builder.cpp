@@ -1,0 +1,290 @@
+#include "pprof/pprof_builder.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <exception>
+#include <thread>
+#include <vector>
+#include <stdexcept>
+
+#include <protozero/pbf_builder.hpp>
+
+#include "pprof/profile_fields.h"
+
+namespace fg {
+
+namespace pf = pprof_fields;
+
+PprofBuilder::PprofBuilder() {
+  strings_.emplace_back();
+  string_ids_.emplace(std::string_view(), 0);
+}
+
+std::string_view PprofBuilder::store(std::string_view s) {
+  if (s.size() > block_left_) {
+    size_t size = std::max<size_t>(s.size(), 1 << 16);
+    string_blocks_.emplace_back(new char[size]);
+    block_pos_ = string_blocks_.back().get();
+    block_left_ = size;
+  }
+  char* p = block_pos_;
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  block_pos_ += s.size();
+  block_left_ -= s.size();
+  return std::string_view(p, s.size());
+}
+
+int64_t PprofBuilder::string_id(std::string_view s) {
+  auto it = string_ids_.find(s);
+  if (it != string_ids_.end()) return it->second;
+  std::string_view kept = store(s);
+  int64_t id = int64_t(strings_.size());
+  strings_.push_back(kept);
+  string_ids_.emplace(kept, id);
+  return id;
+}
+
+void PprofBuilder::add_sample_type(std::string_view type, std::string_view unit) {
+  protozero::pbf_builder<pf::Profile> top(sample_types_bytes_);
+  protozero::pbf_builder<pf::ValueType> vt(top, pf::Profile::sample_type);
+  vt.add_int64(pf::ValueType::type, string_id(type));
+  vt.add_int64(pf::ValueType::unit, string_id(unit));
+  ++sample_types_;
+}
+
+void PprofBuilder::set_period(std::string_view type, std::string_view unit, int64_t period) {
+  period_type_ = string_id(type);
+  period_unit_ = string_id(unit);
+  period_ = period;
+  has_period_ = true;
+}
+
+uint64_t PprofBuilder::add_mapping(const Mapping& m) {
+  uint64_t id = next_mapping_++;
+  protozero::pbf_builder<pf::Profile> top(mappings_bytes_);
+  protozero::pbf_builder<pf::Mapping> b(top, pf::Profile::mapping);
+  b.add_uint64(pf::Mapping::id, id);
+  if (m.memory_start) b.add_uint64(pf::Mapping::memory_start, m.memory_start);
+  if (m.memory_limit) b.add_uint64(pf::Mapping::memory_limit, m.memory_limit);
+  if (m.file_offset) b.add_uint64(pf::Mapping::file_offset, m.file_offset);
+  if (int64_t f = string_id(m.filename)) b.add_int64(pf::Mapping::filename, f);
+  if (int64_t bid = string_id(m.build_id)) b.add_int64(pf::Mapping::build_id, bid);
+  if (m.has_functions) b.add_bool(pf::Mapping::has_functions, true);
+  if (m.has_filenames) b.add_bool(pf::Mapping::has_filenames, true);
+  if (m.has_line_numbers) b.add_bool(pf::Mapping::has_line_numbers, true);
+  if (m.has_inline_frames) b.add_bool(pf::Mapping::has_inline_frames, true);
+  return id;
+}
+
+uint64_t PprofBuilder::function(std::string_view name, std::string_view filename) {
+  FunctionKey key{string_id(name), string_id(filename)};
+  auto it = functions_.find(key);
+  if (it != functions_.end()) return it->second;
+  uint64_t id = next_function_++;
+  functions_.emplace(key, id);
+  protozero::pbf_builder<pf::Profile> top(functions_bytes_);
+  protozero::pbf_builder<pf::Function> b(top, pf::Profile::function);
+  b.add_uint64(pf::Function::id, id);
+  if (key.name) {
+    b.add_int64(pf::Function::name, key.name);
+    b.add_int64(pf::Function::system_name, key.name);
+  }
+  if (key.filename) b.add_int64(pf::Function::filename, key.filename);
+  return id;
+}
+
+uint64_t PprofBuilder::add_location(uint64_t mapping_id, uint64_t address, const Line* lines, size_t line_count) {
+  uint64_t id = next_location_++;
+  protozero::pbf_builder<pf::Profile> top(locations_bytes_);
+  protozero::pbf_builder<pf::Location> b(top, pf::Profile::location);
+  b.add_uint64(pf::Location::id, id);
+  if (mapping_id) b.add_uint64(pf::Location::mapping_id, mapping_id);
+  if (address) b.add_uint64(pf::Location::address, address);
+  for (size_t i = 0; i < line_count; ++i) {
+    protozero::pbf_builder<pf::Line> l(b, pf::Location::line);
+    l.add_uint64(pf::Line::function_id, lines[i].function_id);
+    if (lines[i].line) l.add_int64(pf::Line::line, lines[i].line);
+  }
+  return id;
+}
+
+void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_count, const int64_t* values,
+                              size_t value_count, const Label* labels, size_t label_count) {
+  protozero::pbf_builder<pf::Profile> top(samples_bytes_);
+  protozero::pbf_builder<pf::Sample> b(top, pf::Profile::sample);
+  if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
+  if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
+  for (size_t i = 0; i < label_count; ++i) {
+    protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
+    l.add_int64(pf::Label::key, labels[i].key);
+    if (labels[i].str) {
+      l.add_int64(pf::Label::str, labels[i].str);
+    } else {
+      l.add_int64(pf::Label::num, labels[i].num);
+      if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
+    }
+  }
+  ++samples_;
+  ship_full_samples();
+}
+
+std::string PprofBuilder::encode_labels(const Label* labels, size_t label_count) {
+  std::string out;
+  protozero::pbf_builder<pf::Sample> b(out);
+  for (size_t i = 0; i < label_count; ++i) {
+    protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
+    l.add_int64(pf::Label::key, labels[i].key);
+    if (labels[i].str) {
+      l.add_int64(pf::Label::str, labels[i].str);
+    } else {
+      l.add_int64(pf::Label::num, labels[i].num);
+      if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
+    }
+  }
+  return out;
+}
+
+void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_count, const int64_t* values,
+                              size_t value_count, std::string_view encoded_labels) {
+  scratch_.clear();
+  {
+    protozero::pbf_builder<pf::Sample> b(scratch_);
+    if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
+    if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
+  }
+  scratch_.append(encoded_labels.data(), encoded_labels.size());
+  protozero::pbf_builder<pf::Profile> top(samples_bytes_);
+  top.add_message(pf::Profile::sample, scratch_);
+  ++samples_;
+  ship_full_samples();
+}
+
+std::string PprofBuilder::encode() const {
+  std::string out;
+  out.reserve(sample_types_bytes_.size() + samples_bytes_.size());
+  out += sample_types_bytes_;
+  out += samples_bytes_;
+  out += encode_after_samples();
+  return out;
+}
+
+// Everything after the samples: mappings, locations, functions, strings and
+// the scalar fields.
+std::string PprofBuilder::encode_after_samples() const {
+  std::string out;
+  size_t strings_bytes = 0;
+  for (const auto& s : strings_) strings_bytes += s.size() + 6;
+  out.reserve(mappings_bytes_.size() + locations_bytes_.size() + functions_bytes_.size() + strings_bytes + 64);
+  out += mappings_bytes_;
+  out += locations_bytes_;
+  out += functions_bytes_;
+  protozero::pbf_builder<pf::Profile> top(out);
+  for (const auto& s : strings_) top.add_string(pf::Profile::string_table, s.data(), s.size());
+  if (time_nanos_) top.add_int64(pf::Profile::time_nanos, time_nanos_);
+  if (duration_nanos_) top.add_int64(pf::Profile::duration_nanos, duration_nanos_);
+  if (has_period_) {
+    protozero::pbf_builder<pf::ValueType> vt(top, pf::Profile::period_type);
+    vt.add_int64(pf::ValueType::type, period_type_);
+    vt.add_int64(pf::ValueType::unit, period_unit_);
+  }
+  if (has_period_) top.add_int64(pf::Profile::period, period_);
+  if (!comments_.empty()) top.add_packed_int64(pf::Profile::comment, comments_.begin(), comments_.end());
+  if (default_sample_type_) top.add_int64(pf::Profile::default_sample_type, default_sample_type_);
+  return out;
+}
+
+namespace {
+std::string gzip_member(std::string_view data, int level);
+}
+
+void PprofBuilder::ship_full_samples() {
+  constexpr size_t kChunk = 8u << 20;
+  if (stream_level_ < 0 || samples_bytes_.size() < kChunk) return;
+  std::string chunk;
+  if (!shipped_prefix_) {
+    chunk.reserve(sample_types_bytes_.size() + samples_bytes_.size());
+    chunk = sample_types_bytes_;
+    chunk += samples_bytes_;
+    shipped_prefix_ = true;
+  } else {
+    chunk.swap(samples_bytes_);
+  }
+  samples_bytes_.clear();
+  samples_bytes_.reserve(kChunk + (64 << 10));
+  // Two members in flight at most: memory stays a few chunks.
+  while (pending_members_.size() >= 2) {
+    done_members_.push_back(pending_members_.front().get());
+    pending_members_.pop_front();
+  }
+  int level = stream_level_;
+  pending_members_.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return gzip_member(c, level); }));
+}
+
+std::string PprofBuilder::encode_gzip(int level) {
+  if (!shipped_prefix_) return gzip_bytes(encode(), level);
+  // The rest, compressed here while the last shipped runs finish.
+  std::string rest = samples_bytes_;
+  rest += encode_after_samples();
+  std::string tail = gzip_bytes(rest, level);
+  for (auto& f : pending_members_) done_members_.push_back(f.get());
+  pending_members_.clear();
+  std::string out;
+  size_t total = tail.size();
+  for (const auto& m : done_members_) total += m.size();
+  out.reserve(total);
+  for (const auto& m : done_members_) out += m;
+  out += tail;
+  return out;
+}
+
+namespace {
+std::string gzip_member(std::string_view data, int level) {
+  z_stream z{};
+  // windowBits 15 + 16: a gzip wrapper; zlib writes mtime 0 and no name.
+  if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("zlib: deflateInit2 failed");
+  std::string out;
+  out.resize(deflateBound(&z, uLong(data.size())) + 32);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = uInt(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = uInt(out.size());
+  int rc = deflate(&z, Z_FINISH);
+  size_t produced = z.total_out;
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate did not finish");
+  out.resize(produced);
+  return out;
+}
+}  // namespace
+
+// Large inputs are cut into pieces compressed on two threads, each a gzip
+// member of its own: concatenated members are one valid gzip stream (RFC
+// 1952; Go's gzip reader, and so pprof tools, read them as one).
+std::string gzip_bytes(std::string_view data, int level) {
+  constexpr size_t kPiece = 8u << 20;
+  if (data.size() <= kPiece) return gzip_member(data, level);
+  size_t pieces = (data.size() + kPiece - 1) / kPiece;
+  std::vector<std::string> out(pieces);
+  std::exception_ptr error;
+  auto work = [&](size_t parity) {
+    try {
+      for (size_t i = parity; i < pieces; i += 2) out[i] = gzip_member(data.substr(i * kPiece, kPiece), level);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  };
+  std::thread helper(work, size_t(1));
+  work(0);
+  helper.join();
+  if (error) std::rethrow_exception(error);
+  std::string all;
+  size_t total = 0;
+  for (const auto& o : out) total += o.size();
+  all.reserve(total);
+  for (const auto& o : out) all += o;
+  return all;
+}
+
+}  // namespace fg

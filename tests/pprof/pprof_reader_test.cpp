@@ -1,0 +1,204 @@
+// lib/pprof without external tools: what PprofBuilder writes, the reader
+// reads back (values, frames, labels, inline lines), and malformed protobuf
+// is an InputError naming the byte offset.
+#include <gtest/gtest.h>
+
+#include "diagnostics/input_error.h"
+#include "folded/folded_writer.h"
+#include "pprof/pprof_builder.h"
+#include "pprof/pprof_export.h"
+#include "pprof/pprof_reader.h"
+#include "test_support.h"
+
+namespace fg {
+namespace {
+
+std::string folded_text(const FoldedProfile& p) {
+  std::string s;
+  write_folded(p, s);
+  return s;
+}
+
+// A small CPU profile: main -> work -> (inlined) helper, and main -> idle.
+std::string small_profile(bool gzip) {
+  PprofBuilder b;
+  b.add_sample_type("samples", "count");
+  b.add_sample_type("cpu", "nanoseconds");
+  PprofBuilder::Mapping m;
+  m.filename = "/usr/lib/libwork.so";
+  m.memory_start = 0x1000;
+  m.memory_limit = 0x9000;
+  uint64_t map = b.add_mapping(m);
+  PprofBuilder::Line main_line{b.function("main"), 0};
+  PprofBuilder::Line inl[2] = {{b.function("helper"), 3}, {b.function("work"), 7}};  // innermost first
+  PprofBuilder::Line idle_line{b.function("idle"), 0};
+  uint64_t l_main = b.add_location(map, 0x1100, &main_line, 1);
+  uint64_t l_work = b.add_location(map, 0x1200, inl, 2);
+  uint64_t l_idle = b.add_location(0, 0, &idle_line, 1);
+  uint64_t unsym = b.add_location(map, 0x1300, nullptr, 0);
+  PprofBuilder::Label lab[2] = {{b.string_id("comm"), b.string_id("app"), 0, 0}, {b.string_id("pid"), 0, 42, 0}};
+  uint64_t s1[] = {l_work, l_main};
+  int64_t v1[] = {3, 3000};
+  b.add_sample(s1, 2, v1, 2, lab, 2);
+  uint64_t s2[] = {l_idle, l_main};
+  int64_t v2[] = {1, 1000};
+  b.add_sample(s2, 2, v2, 2, lab, 1);
+  uint64_t s3[] = {unsym, l_main};
+  int64_t v3[] = {2, 500};
+  b.add_sample(s3, 2, v3, 2, nullptr, 0);
+  return gzip ? b.encode_gzip() : b.encode();
+}
+
+TEST(PprofReader, ReadsWhatTheBuilderWrites) {
+  for (bool gz : {true, false}) {
+    FoldedProfile p;
+    PprofReadInfo info;
+    read_pprof_data(small_profile(gz), "t.pb", p, {}, &info);
+    EXPECT_EQ(folded_text(p), "main;[libwork.so] 500\nmain;idle 1000\nmain;work;helper 3000\n");
+    EXPECT_EQ(p.units, "ns");
+    ASSERT_EQ(info.sample_types.size(), 2u);
+    EXPECT_EQ(info.value_index, 1u);
+    EXPECT_EQ(info.samples, 3u);
+    EXPECT_EQ(p.frame_object(p.find_frame("work")), "/usr/lib/libwork.so");
+  }
+}
+
+TEST(PprofReader, SampleIndexAndTags) {
+  std::string pb = small_profile(true);
+  FoldedProfile a;
+  PprofReadOptions o;
+  o.sample_index = "samples";
+  read_pprof_data(pb, "t.pb", a, o);
+  EXPECT_EQ(a.total(), 6);
+  EXPECT_EQ(a.units, "samples");
+  FoldedProfile b;
+  o.sample_index = "1";
+  o.tags = {{"comm", "app"}, {"pid", "42"}};
+  read_pprof_data(pb, "t.pb", b, o);
+  EXPECT_EQ(folded_text(b), "main;work;helper 3000\n");
+  o.sample_index = "bytes";
+  FoldedProfile c;
+  try {
+    read_pprof_data(pb, "t.pb", c, o);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("0=samples, 1=cpu"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PprofReader, FoldedRoundTripThroughPprof) {
+  FoldedProfile p;
+  p.add_stack("a;b;c", 5);
+  p.add_stack("a;b", 2);
+  p.add_stack("x y;z", 1);
+  p.units = "us";
+  PprofExportOptions eo;
+  eo.labels = {{"host", "n1"}};
+  std::string pb = pprof_from_folded(p, eo);
+  FoldedProfile q;
+  read_pprof_data(pb, "t.pb.gz", q, {});
+  EXPECT_EQ(folded_text(q), folded_text(p));
+  EXPECT_EQ(q.units, "us");
+  FoldedProfile r;
+  PprofReadOptions o;
+  o.tags = {{"host", "n2"}};
+  read_pprof_data(pb, "t.pb.gz", r, o);
+  EXPECT_EQ(r.total(), 0);
+  // The same profile gives the same bytes.
+  EXPECT_EQ(pprof_from_folded(p, eo), pb);
+}
+
+std::string error_of(std::string_view data) {
+  FoldedProfile p;
+  try {
+    read_pprof_data(data, "bad.pb", p, {});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PprofReader, MalformedProtobufNamesTheByteOffset) {
+  std::string pb = small_profile(false);
+  // Cut inside the string table (the last fields): a length runs past the end.
+  std::string cut = pb.substr(0, pb.size() - 3);
+  std::string e = error_of(cut);
+  EXPECT_NE(e.find("bad.pb: byte "), std::string::npos) << e;
+  // A sample field with a fixed64 wire type where a message belongs.
+  std::string wrong = pb;
+  ASSERT_EQ(uint8_t(wrong[0]), 0x0a);  // sample_type, length-delimited
+  wrong[0] = char((1 << 3) | 1);
+  e = error_of(wrong);
+  EXPECT_NE(e.find("bad.pb: byte 0: Profile.sample_type has wire type fixed64"), std::string::npos) << e;
+  // A location id no location has.
+  PprofBuilder b;
+  b.add_sample_type("samples", "count");
+  uint64_t missing = 7;
+  int64_t v = 1;
+  b.add_sample(&missing, 1, &v, 1, nullptr, 0);
+  e = error_of(b.encode());
+  EXPECT_NE(e.find("refers to location 7"), std::string::npos) << e;
+  // Truncated gzip.
+  std::string gz = small_profile(true);
+  e = error_of(gz.substr(0, gz.size() / 2));
+  EXPECT_NE(e.find("bad.pb: byte "), std::string::npos) << e;
+  EXPECT_NE(e.find("truncated"), std::string::npos) << e;
+  // A string index past the table.
+  e = error_of(std::string("\x0a\x04\x08\x09\x10\x01", 6));
+  EXPECT_NE(e.find("string 9"), std::string::npos) << e;
+}
+
+TEST(PprofReader, GzipBombIsRefused) {
+  // 300 MiB of zeros compress to about 1.3 MiB: over the 256 MiB floor, and 200x.
+  std::string zeros(size_t(300) << 20, '\0');
+  std::string bomb = gzip_bytes(zeros, 1);
+  zeros.clear();
+  zeros.shrink_to_fit();
+  std::string e = error_of(bomb);
+  EXPECT_NE(e.find("refusing to read it"), std::string::npos) << e;
+}
+
+TEST(PprofReader, DetectsPprofButNotFoldedText) {
+  EXPECT_TRUE(looks_like_pprof(small_profile(true)));
+  EXPECT_TRUE(looks_like_pprof(small_profile(false)));
+  EXPECT_TRUE(looks_like_pprof(small_profile(false).substr(0, 40)));  // a head cut mid-field
+  EXPECT_FALSE(looks_like_pprof("main;foo;bar 12\nmain;baz 3\n"));
+  EXPECT_FALSE(looks_like_pprof("\nmain;foo 1\n"));
+  EXPECT_FALSE(looks_like_pprof(gzip_bytes("main;foo;bar 12\nmain;baz 3\n", 6)));
+  EXPECT_FALSE(looks_like_pprof(""));
+  EXPECT_FALSE(looks_like_pprof("PERFILE2"));
+}
+
+// The fold's observer hook leaves the folded profile as it is: the same bytes
+// with and without it, for each view and root option.
+TEST(PprofExport, ObservedFoldIsTheSameFold) {
+  struct Case {
+    std::string file;
+    FoldView view;
+    bool tid, symfs;
+  };
+  const std::vector<Case> cases = {{"fold/fp_static.data", FoldView::on_cpu, false, true},
+                                   {"fold/fp_static.data", FoldView::on_cpu, true, true},
+                                   {"fold/dwarf_static.data", FoldView::on_cpu, false, true},
+                                   {"perf/sched.data", FoldView::off_cpu, false, false},
+                                   {"perf/sched.data", FoldView::wall, false, false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    FoldOptions fo;
+    fo.view = c.view;
+    fo.tid = c.tid;
+    if (c.symfs) fo.symbols.symfs = test::testdata("fold/symfs");
+    std::string plain = folded_text(fold_perf_data(test::testdata(c.file), fo));
+    FoldedProfile observed;
+    PprofExportStats st;
+    std::string pb = pprof_from_perf_data(test::testdata(c.file), fo, PprofExportOptions{}, nullptr, &observed, &st);
+    EXPECT_EQ(folded_text(observed), plain);
+    EXPECT_GT(st.samples, 0u);
+    FoldedProfile back;
+    read_pprof_data(pb, c.file, back);
+    EXPECT_EQ(folded_text(back), plain);
+  }
+}
+
+}  // namespace
+}  // namespace fg
