@@ -53,7 +53,8 @@ def read_log(path):
     """Throughput and duration a trainer printed: {'samples_per_s': float, 'seconds': float, 'threads': int}."""
     info = {}
     try:
-        text = open(path, errors="replace").read()
+        with open(path, errors="replace") as f:
+            text = f.read()
     except OSError:
         return info
     m = re.search(r"samples/s (\d+(?:\.\d+)?)", text)
@@ -92,7 +93,8 @@ def wall_split(folded_path):
             m = OFFCPU_FRAME.search(stack)
             if m:
                 off += w
-                states[m.group(1)] = states.get(m.group(1), 0) + w
+                state = m.group(1).rstrip("+")  # perf writes a preempted task as R+
+                states[state] = states.get(state, 0) + w
             else:
                 on += w
     if on + off == 0:
@@ -100,16 +102,21 @@ def wall_split(folded_path):
     return {"on": on, "off": off, "states": states}
 
 
-UNKNOWN_FRAME = re.compile(r"^(\[unknown\]|0x[0-9a-f]+|\[[^\]]*\]\+0x[0-9a-f]+)$")
+UNKNOWN_FRAME = re.compile(r"^(\[unknown\]|0x[0-9a-f]+)$")
+# Where a complete user-space stack starts: the program's main or a thread's start routine.
+ROOT_FRAMES = {"main", "__libc_start_main", "__libc_start_call_main", "_start", "start_thread", "clone", "clone3"}
 
 
-def garbage_chains(folded_path, min_run=8):
-    """Share of a fold's weight in stacks with a run of >= min_run unresolved frames, and the longest run.
+def stack_damage(folded_path, min_run=8):
+    """How broken a fold's stacks are: shares of the weight whose stack reaches
+    main or a thread start ('rooted'), has at most 3 frames ('shallow'), or
+    holds a run of >= min_run unresolved frames ('garbage'), and the longest
+    such run.
 
-    Frame-pointer unwinding through code built without frame pointers reads
-    random stack words as return addresses; they resolve to nothing, so they
-    show up as long runs of [unknown]/raw addresses."""
-    total = bad = 0
+    Frame-pointer unwinding through code built without frame pointers stops
+    at the first such library (shallow, unrooted stacks) or reads random stack
+    words as return addresses (runs of [unknown] frames)."""
+    total = rooted = shallow = garbage = 0
     longest = 0
     try:
         f = open(folded_path, errors="replace")
@@ -125,17 +132,22 @@ def garbage_chains(folded_path, min_run=8):
                 w = float(count)
             except ValueError:
                 continue
+            frames = stack.split(";")
             total += w
             run = best = 0
-            for fr in stack.split(";"):
+            for fr in frames:
                 run = run + 1 if UNKNOWN_FRAME.match(fr) else 0
                 best = max(best, run)
             longest = max(longest, best)
             if best >= min_run:
-                bad += w
+                garbage += w
+            if ROOT_FRAMES.intersection(frames):
+                rooted += w
+            if len(frames) <= 3:
+                shallow += w
     if total == 0:
         return None
-    return {"share": bad / total, "longest": longest}
+    return {"rooted": rooted / total, "shallow": shallow / total, "garbage": garbage / total, "longest": longest}
 
 
 # What a category name means, for a reader who has not seen the rules file
@@ -164,6 +176,21 @@ STATES = {"R": "runnable but preempted (R)", "S": "sleeping (S)", "D": "uninterr
 
 def state_name(s):
     return STATES.get(s, s)
+
+
+def offcpu_howto(wall):
+    """How to read the off-CPU graph, with what this recording's states say about it."""
+    text = ("Only blocked time: each tower is a place where threads were off the CPU (OpenMP barriers, futexes, "
+            "condition variables, I/O, or preempted), width in time, all boxes blue.")
+    off = wall["off"]
+    r = wall["states"].get("R", 0)
+    if off and r / off > 0.5:
+        text += (" Here most of it (%s) is state R: threads that were ready to run while another process held the CPU "
+                 "(the machine was busy), so these towers show where threads were preempted rather than where they chose "
+                 "to wait." % pct(r / off))
+    elif off:
+        text += " Towers ending in <code>futex_wait</code> under libgomp are OpenMP workers waiting for work."
+    return text
 
 
 def swatches(cats):
@@ -218,7 +245,8 @@ def build(out, threads):
     vaen_log = read_log(os.path.join(out, "vae-%sthreads.log" % threads))
     mlp_log = read_log(os.path.join(out, "mlp-dwarf.log"))
     wall = wall_split(os.path.join(out, "mlp-wall.folded"))
-    fp = garbage_chains(os.path.join(out, "mlp-fp.folded"))
+    fp = stack_damage(os.path.join(out, "mlp-fp.folded"))
+    dwarf = stack_damage(os.path.join(out, "mlp-dwarf.folded"))
     vaen = "vae-%sthreads" % threads
 
     p = []
@@ -263,6 +291,15 @@ def build(out, threads):
         if ta and tb and diff["a"].get("units") == diff["b"].get("units"):
             ratio = " The %s-thread run took %.1fx the sampled CPU time of the 1-thread run for the same batches." % (esc(threads), tb / ta)
         p.append("<li><b>1 &rarr; %s threads</b> (VAE): biggest changes of share: %s.%s%s</li>" % (esc(threads), ch, ratio, speed))
+    omp_mlp = next((c["self_share"] for c in (rep["mlp-dwarf"] or {}).get("resource", []) if c["name"] == "omp"), 0)
+    omp_n = next((c["self_share"] for c in (rep[vaen] or {}).get("resource", []) if c["name"] == "omp"), 0)
+    if omp_n > 0.5 and vae1_log.get("samples_per_s", 0) > vaen_log.get("samples_per_s", float("inf")):
+        p.append("<li><b>What it means</b>: with %s threads most CPU time is OpenMP threads spinning and waiting at "
+                 "barriers, not math, and the VAE trained %.1fx faster on 1 thread. For models this small (and on a busy "
+                 "machine), set <code>OMP_NUM_THREADS=1</code> or <code>torch::set_num_threads(1)</code>.%s</li>"
+                 % (esc(threads), vae1_log["samples_per_s"] / vaen_log["samples_per_s"],
+                    " The MLP, recorded with %s threads, shows the same pattern (omp %s)." % (esc(threads), pct(omp_mlp))
+                    if omp_mlp > 0.5 else ""))
     if wall:
         p.append("<li><b>MLP wall clock</b>: %s of thread time on the CPU, %s blocked (off-CPU).</li>"
                  % (pct(wall["on"] / (wall["on"] + wall["off"])), pct(wall["off"] / (wall["on"] + wall["off"]))))
@@ -317,9 +354,7 @@ def build(out, threads):
         head = ("%s of thread time blocked" % pct(off / tot) +
                 ("; of the blocked time: " + ", ".join("%s %s" % (esc(state_name(s)), pct(w / off)) for s, w in states) if states and off else ""))
         p.append(card(out, "mlp-offcpu.svg", "MLP training, off-CPU only", head,
-                      "Only blocked time: each tower is a place where threads slept (OpenMP barriers, futexes, condition "
-                      "variables, I/O), width in time. Tall towers ending in <code>futex_wait</code> under libgomp are idle "
-                      "worker threads.",
+                      offcpu_howto(wall),
                       [("mlp-wall-offcpu.folded", "folded stacks")]))
 
     p.append("<h2>Differential: what changed between 1 and %s threads (VAE)</h2>" % esc(threads))
@@ -327,9 +362,10 @@ def build(out, threads):
         rows = diff_rows(diff, n=8)
         t = ["<table><tr><th>resource</th><th>1 thread</th><th>%s threads</th><th>change</th></tr>" % esc(threads)]
         for r in rows:
-            color = colors.get(r["name"]) or "#ccc"
-            t.append("<tr><td><span class='sw' style='background:%s'></span>%s</td><td>%s</td><td>%s</td><td class='%s'>%+.1f pp</td></tr>"
-                     % (esc(color), esc(r["name"]), pct(r["a_share"]), pct(r["b_share"]),
+            # No category swatch: on a differential graph colour means change (the
+            # graph's legend draws empty boxes for the same reason).
+            t.append("<tr><td>%s</td><td>%s</td><td>%s</td><td class='%s'>%+.1f pp</td></tr>"
+                     % (esc(r["name"]), pct(r["a_share"]), pct(r["b_share"]),
                         "grew" if r["change_points"] > 0 else "shrank", r["change_points"]))
         t.append("</table>")
         head = "".join(t)
@@ -346,15 +382,17 @@ def build(out, threads):
     # Frame-pointer recordings of Debian's libtorch produce garbage chains: not shown as a graph.
     if fp is not None:
         p.append("<h2>Why frame pointers fail here</h2>")
+        rooted = ("" if not dwarf else " (with DWARF: %s)" % pct(dwarf["rooted"]))
         p.append("<div class='note'><p>The same MLP run was also recorded with frame pointers (<code>fgtool record</code> "
                  "without <code>--dwarf</code>). Debian's libtorch, OpenBLAS and libgomp are built without frame pointers, "
-                 "so the kernel's frame-pointer walk reads arbitrary stack words as return addresses: %s of those samples "
-                 "carry a run of 8 or more unresolved frames (the longest is %d frames deep), and the stacks that survive "
-                 "stop inside the libraries instead of reaching <code>main</code>. That graph is not shown here because it "
-                 "would mislead; use <code>--dwarf</code> (as above) for code without frame pointers. The files are kept for "
+                 "so the kernel's frame-pointer walk stops or goes astray as soon as it enters them: only %s of those "
+                 "samples have a stack that reaches <code>main</code> or a thread's start%s, %s are at most 3 frames deep "
+                 "(<code>mlp_train;[libgomp.so.1.0.0]</code>), and %s carry chains of 8 or more garbage "
+                 "<code>[unknown]</code> frames (up to %d deep). Its flamegraph is not shown here because it would mislead: "
+                 "record code without frame pointers with <code>--dwarf</code>, as above. The files are kept for "
                  "comparison: <a href='mlp-fp.folded'>mlp-fp.folded</a>, <a href='mlp-fp.report.txt'>report</a>, "
                  "<a href='diff-mlp-fp-vs-dwarf.categories.txt'>categories, frame pointers vs DWARF</a>.</p></div>"
-                 % (pct(fp["share"]), fp["longest"]))
+                 % (pct(fp["rooted"]), rooted, pct(fp["shallow"]), pct(fp["garbage"]), fp["longest"]))
 
     p.append("<p><small>Recordings (<code>*.data</code>), folded stacks, JSON reports and logs are in this folder. "
              "How to read the graphs in more detail: <code>docs/reading-flamegraphs.md</code>.</small></p></body></html>\n")
