@@ -387,12 +387,13 @@ def build(out, threads):
                  "without <code>--dwarf</code>). Debian's libtorch, OpenBLAS and libgomp are built without frame pointers, "
                  "so the kernel's frame-pointer walk stops or goes astray as soon as it enters them: only %s of those "
                  "samples have a stack that reaches <code>main</code> or a thread's start%s, %s are at most 3 frames deep "
-                 "(<code>mlp_train;[libgomp.so.1.0.0]</code>), and %s carry chains of 8 or more garbage "
-                 "<code>[unknown]</code> frames (up to %d deep). Its flamegraph is not shown here because it would mislead: "
+                 "(<code>mlp_train;[libgomp.so.1.0.0]</code>)%s. Its flamegraph is not shown here because it would mislead: "
                  "record code without frame pointers with <code>--dwarf</code>, as above. The files are kept for "
                  "comparison: <a href='mlp-fp.folded'>mlp-fp.folded</a>, <a href='mlp-fp.report.txt'>report</a>, "
                  "<a href='diff-mlp-fp-vs-dwarf.categories.txt'>categories, frame pointers vs DWARF</a>.</p></div>"
-                 % (pct(fp["rooted"]), rooted, pct(fp["shallow"]), pct(fp["garbage"]), fp["longest"]))
+                 % (pct(fp["rooted"]), rooted, pct(fp["shallow"]),
+                    ", and %s carry chains of 8 or more garbage <code>[unknown]</code> frames (up to %d deep)"
+                    % (pct(fp["garbage"]), fp["longest"]) if fp["garbage"] > 0 else ""))
 
     p.append("<p><small>Recordings (<code>*.data</code>), folded stacks, JSON reports and logs are in this folder. "
              "How to read the graphs in more detail: <code>docs/reading-flamegraphs.md</code>.</small></p></body></html>\n")
