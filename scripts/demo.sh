@@ -2,7 +2,8 @@
 # The README's main command: sets up everything (apt-get, as root), builds
 # fgtool and the libtorch demo trainers, then profiles real MLP and VAE
 # training runs end to end (record, fold, categorise, render, diff) into out/,
-# with out/index.html linking every flamegraph and report.
+# with out/index.html (scripts/demo_index.py) showing each graph with its
+# headline numbers and how to read it.
 #
 #   bash scripts/demo.sh [--skip-setup] [--reuse] [--out DIR]
 #     --skip-setup  no apt-get and no build (use build/ as it is)

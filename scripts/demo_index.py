@@ -250,7 +250,7 @@ def build(out, threads):
     vaen = "vae-%sthreads" % threads
 
     p = []
-    p.append("<!DOCTYPE html><html><head><meta charset='utf-8'><title>fgtool demo: libtorch MLP and VAE training</title>"
+    p.append("<!DOCTYPE html><html><head><meta charset='utf-8'><meta name='generator' content='scripts/demo_index.py'><title>fgtool demo: libtorch MLP and VAE training</title>"
              "<style>body{font-family:sans-serif;max-width:72em;margin:1.5em auto;padding:0 1em;color:#212529;line-height:1.4}"
              "h2{border-bottom:1px solid #ced4da;padding-bottom:.2em;margin-top:1.6em}"
              ".card{display:flex;gap:1em;margin:1em 0;padding:.6em;border:1px solid #dee2e6;border-radius:6px}"
