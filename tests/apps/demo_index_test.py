@@ -111,7 +111,8 @@ class DemoOutputAgrees(unittest.TestCase):
         self.page = demo_page()
 
     def legend(self, svg):
-        text = open(os.path.join(self.out, svg), errors="replace").read()
+        with open(os.path.join(self.out, svg), errors="replace") as f:
+            text = f.read()
         return {cat: (fill, label.replace("&gt;", ">")) for cat, fill, label in LEGEND_ROW.findall(text)}
 
     def test_every_chip_is_its_graphs_legend_row(self):
@@ -134,6 +135,15 @@ class DemoOutputAgrees(unittest.TestCase):
         legend = self.legend("diff-vae-threads.svg")
         for name, a, b, change in rows:
             self.assertEqual(legend[name], ("none", "%s %s -> %s (%s)" % (name, a, b, change)))
+
+    def test_wall_split_is_the_wall_reports_off_cpu_share(self):
+        m = re.search(r"on-CPU <b>([^<]+)</b>, off-CPU <b>([^<]+)</b>", self.page)
+        self.assertIsNotNone(m)
+        with open(os.path.join(self.out, "mlp-wall.report.json")) as f:
+            rep = json.load(f)
+        off = next(c["self_share"] for c in rep["resource"] if c["name"] == "off-cpu")
+        self.assertEqual(m.group(2), demo_index.pct(off))
+        self.assertAlmostEqual(float(m.group(1)[:-1]) + float(m.group(2)[:-1]), 100.0, delta=0.11)
 
     def test_links_resolve_and_no_frame_pointer_graph(self):
         for href in re.findall(r"(?:href|src)='([^']+)'", self.page):
