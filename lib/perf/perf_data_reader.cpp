@@ -729,7 +729,7 @@ void PerfDataReader::Impl::check_queue_budget() {
   queue_limit = memory_limit();
   const uint64_t used = queue.footprint();
   if (used <= queue_limit) return;
-  throw FormatError("records waiting for their FINISHED_ROUND take " + std::to_string(used >> 20) +
+  throw FormatError("records waiting for their FINISHED_ROUND take " + std::to_string((used + (1u << 20) - 1) >> 20) +
                     " MiB, more than the memory budget of " + std::to_string(queue_limit >> 20) + " MiB (" +
                     (options.max_memory ? std::string("--max-memory")
                                         : std::to_string(ReadBudget::kPerInputByte) + " x the " +

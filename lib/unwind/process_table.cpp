@@ -106,7 +106,7 @@ std::shared_ptr<MapList::Vector> ProcessTable::new_list(const MapList::Vector* c
 
 void ProcessTable::check_map_budget(uint64_t more) const {
   if (map_list_budget_ && map_list_bytes_ + more > map_list_budget_)
-    throw std::length_error("process maps would take " + std::to_string((map_list_bytes_ + more) >> 20) +
+    throw std::length_error("process maps would take " + std::to_string((map_list_bytes_ + more + (1u << 20) - 1) >> 20) +
                             " MiB, more than the memory budget of " + std::to_string(map_list_budget_ >> 20) +
                             " MiB (--max-memory raises it): too many forked processes with changed maps "
                             "(hostile input?)");
