@@ -192,7 +192,8 @@ inline std::string aliased_ids(size_t n) {
   for (size_t i = 0; i < n; ++i)
     entries.push_back(attr_entry(attr(1, 0, kIp | kTid | kTime | kPeriod | kIdentifier, kMmapCommTask), region, 1 << 20));
   std::string ids(1 << 20, '\0');
-  return file_mode(entries, ids, sample(0x1000, 1, 1) + finished_round());
+  const uint64_t id = 0;
+  return file_mode(entries, ids, sample(0x1000, 1, 1, &id) + finished_round());
 }
 
 // 4. A pipe stream of n HEADER_ATTR records (distinct ids), then samples.
