@@ -30,11 +30,11 @@ struct FgtoolRun {
 
 // fgtool ARGS (stdin from `input` when given), with its peak RSS (GNU
 // time's %M) and wall time.
-FgtoolRun fgtool(const std::string& args, const std::string& stdin_command = "") {
+FgtoolRun fgtool(const std::string& args, const std::string& stdin_command = "", long ulimit_kb = 4194304) {
   static const std::string dir = temp_dir();
   const std::string rss = dir + "/rss";
   std::remove(rss.c_str());
-  std::string inner = "ulimit -v 4194304; " + (stdin_command.empty() ? "" : stdin_command + " | ") + "exec " +
+  std::string inner = "ulimit -v " + std::to_string(ulimit_kb) + "; " + (stdin_command.empty() ? "" : stdin_command + " | ") + "exec " +
                       shell_quote(fgtool_bin()) + " " + args;
   // time measures sh, which becomes fgtool (exec) or waits for it (a pipe).
   auto t0 = std::chrono::steady_clock::now();
@@ -101,6 +101,20 @@ TEST(PerfBudget, ZstdBombOfQueuedRecordsStopsAtTheBudget) {
   expect_bounded(r, "zstd bomb, --max-memory 64M");
   expect_located_error(r, p, "more than the memory budget of 64 MiB (--max-memory)");
   EXPECT_EQ(fgtool("fold --max-memory 12X " + shell_quote(p)).status, 2);
+}
+
+TEST(PerfBudget, OutOfMemoryIsOneLineNotTerminate) {
+  // Without the budget, 256 MiB of queued records (about 2 GiB of queue)
+  // cannot fit in 1 GiB of address space: std::bad_alloc, on the reading
+  // thread or the calling one, must end as one line and exit 1.
+  std::string p = write_temp("bigbomb.data", h::zstd_bomb_queued(256));
+  for (const char* threads : {"1", "2"}) {
+    FgtoolRun r = fgtool("fold --threads " + std::string(threads) + " --max-memory unlimited " + shell_quote(p), "",
+                         1024 * 1024);
+    expect_bounded(r, std::string("zstd bomb, no budget, 1 GiB address space, threads ") + threads);
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "fgtool fold: out of memory\n");
+  }
 }
 
 TEST(PerfBudget, ZstdOutputIsBoundedByTheInput) {
