@@ -14,7 +14,7 @@ FGTOOL_FUZZ_TARGET(fold, data, size) {
   options.threads = 1;
   options.symbols.buildid_dir = "/nonexistent-fgtool-fuzz";
   options.partial = size % 2;
-  options.max_memory = 32u << 20;  // see perf_data_common.h
+  options.max_memory = 8u << 20;  // see perf_data_common.h
   options.view = (size % 3 == 0) ? fg::FoldView::wall : fg::FoldView::on_cpu;
   try {
     fg::FoldStats stats;

@@ -356,9 +356,9 @@ void PerfDataReader::Impl::parse_file_mode() {
 }
 
 // Names, best source first: EVENT_UPDATE (pipe), EVENT_DESC, the tracepoint
-// format for TRACEPOINT attrs, then a name derived from type/config. Run when
-// the header phase ends (pipe-mode samples see names) and at the end of the
-// read if a source changed after that; O(attrs + ids) each time.
+// format for TRACEPOINT attrs, then a name derived from type/config. All
+// attrs, in O(attrs + ids): once for a file's header, and for a pipe when
+// names_changed() allows it or at the end of the read (names_dirty).
 void PerfDataReader::Impl::resolve_names() {
   names_dirty = false;
   index_event_desc();
