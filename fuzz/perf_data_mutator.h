@@ -108,6 +108,9 @@ inline std::string compressed(const std::string& chunk, uint64_t times, size_t m
       pending.erase(0, 60000);
     }
   };
+  // At most 32 MiB compressed per mutation: bombs past the fuzz targets'
+  // 8 MiB budget need no more, and compressing more would slow the mutator.
+  times = std::min<uint64_t>(times, (uint64_t(32) << 20) / std::max<size_t>(chunk.size(), 1) + 1);
   for (uint64_t i = 0; i < times && out.size() < max_out; ++i) {
     ZSTD_inBuffer in{chunk.data(), chunk.size(), 0};
     while (in.pos < in.size) {
