@@ -141,7 +141,7 @@ class StackFolder final : public RecordHandler {
     const PerfFileInfo& info = reader_.info();
     if (!info.tracing_data.empty()) {
       try {
-        tracing_ = TracingData::parse(info.tracing_data, reader_.path());
+        tracing_ = TracingData::parse(info.tracing_data, reader_.path(), info.tracing_data_offset);
       } catch (const InputError& e) {
         if (options_.view != FoldView::on_cpu) throw;
         stats_.warnings.push_back(std::string("tracing data ignored: ") + e.what());

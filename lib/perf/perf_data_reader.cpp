@@ -343,6 +343,7 @@ void PerfDataReader::Impl::parse_file_mode() {
       }
       try {
         perf_features::parse_feature(bit, map + off, size, info, event_desc);
+        if (bit == abi::FEAT_TRACING_DATA) info.tracing_data_offset = off;
       } catch (const FormatError& e) {
         header_damage(off, e.what());
       }
@@ -397,7 +398,7 @@ void PerfDataReader::Impl::resolve_one(size_t i) {
     if (!info.tracing_data.empty() && tracing_parsed_size != info.tracing_data.size()) {
       tracing_parsed_size = info.tracing_data.size();
       try {
-        tracing = TracingData::parse(info.tracing_data, path);
+        tracing = TracingData::parse(info.tracing_data, path, info.tracing_data_offset);
       } catch (const InputError& e) {
         tracing = TracingData();
         warn(std::string(e.what()));
@@ -657,6 +658,7 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       if (inner) throw FormatError("HEADER_TRACING_DATA inside a COMPRESSED record is not supported");
       if (size < H + 4) throw FormatError("too short for its size field");
       uint32_t n = load<uint32_t>(rec + H);
+      info.tracing_data_offset = (stream ? stream->offset() : pos);
       info.tracing_data = read_extra(n, true);
       // The blob is padded to 8; the exact size is found by parsing.
       info.features[0] |= uint64_t(1) << abi::FEAT_TRACING_DATA;
@@ -675,6 +677,7 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       // depends on the perf version) with an empty payload: nothing to parse.
       if (feat < 256 && size > H + 8) {
         perf_features::parse_feature(static_cast<int>(feat), rec + H + 8, size - H - 8, info, event_desc);
+        if (feat == abi::FEAT_TRACING_DATA) info.tracing_data_offset = inner ? offset : offset + H + 8;
         if (feat == abi::FEAT_EVENT_DESC) names_changed();
       }
       break;

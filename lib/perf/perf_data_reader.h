@@ -30,6 +30,7 @@ struct PerfFileInfo {
   };
   std::vector<BuildIdEntry> build_ids;
   std::string tracing_data;  // the raw TRACING_DATA blob (parse with TracingData)
+  uint64_t tracing_data_offset = 0;  // where the blob starts in the input (for error offsets)
   bool has_sample_time = false;  // SAMPLE_TIME feature present
   // From SAMPLE_TIME; without it (pipe mode, killed recorder) filled by read()
   // from the samples seen.

@@ -74,9 +74,9 @@ void parse_decl(std::string_view decl, TracepointField& f) {
 
 class Blob {
  public:
-  Blob(std::string_view b, const std::string& source) : b_(b), source_(source) {}
+  Blob(std::string_view b, const std::string& source, uint64_t base) : b_(b), source_(source), base_(base) {}
   [[noreturn]] void fail(const std::string& what) const {
-    throw InputError::at_offset(source_, pos_, "TRACING_DATA: " + what);
+    throw InputError::at_offset(source_, base_ + pos_, "TRACING_DATA: " + what);
   }
   const uint8_t* take(uint64_t n, const char* what) {
     if (n > b_.size() - pos_)
@@ -106,6 +106,7 @@ class Blob {
  private:
   std::string_view b_;
   const std::string& source_;
+  uint64_t base_ = 0;
   size_t pos_ = 0;
 };
 
@@ -148,9 +149,9 @@ TracepointFormat TracingData::parse_format(std::string_view text, const std::str
   return fmt;
 }
 
-TracingData TracingData::parse(std::string_view blob, const std::string& source) {
+TracingData TracingData::parse(std::string_view blob, const std::string& source, uint64_t base_offset) {
   TracingData td;
-  Blob b(blob, source);
+  Blob b(blob, source, base_offset);
   static const char magic[] = "\x17\x08\x44tracing";
   if (std::memcmp(b.take(10, "magic"), magic, 10) != 0) b.fail("bad magic (expected \\x17\\x08Dtracing)");
   td.version_ = std::string(b.cstring("version"));

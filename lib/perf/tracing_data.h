@@ -47,7 +47,10 @@ class TracingData {
   // into every one of them.
   static constexpr uint64_t kMaxBytesPerBlobByte = 32;
   static constexpr uint64_t kMinFormatBudget = 16u << 20;
-  static TracingData parse(std::string_view blob, const std::string& source = "tracing data");
+  // base_offset: where the blob lies in the source, added to error offsets
+  // so that they name the byte of the file.
+  static TracingData parse(std::string_view blob, const std::string& source = "tracing data",
+                           uint64_t base_offset = 0);
   // Parses one tracefs "format" text (name:, ID:, format:, field: lines).
   static TracepointFormat parse_format(std::string_view text, const std::string& system);
 
