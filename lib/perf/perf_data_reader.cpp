@@ -134,6 +134,7 @@ struct PerfDataReader::Impl {
   // limit grows with the bytes read.
   uint64_t queue_limit = 0;
   uint64_t decompressed_limit = 0;
+  uint64_t decompressed_records = 0, decompressed_record_limit = 0;
   uint64_t input_bytes() const { return stream ? stream->offset() : map_size; }
   uint64_t memory_limit() const { return ReadBudget::memory_limit(options.max_memory, input_bytes()); }
   void check_queue_budget();
@@ -517,6 +518,8 @@ void PerfDataReader::Impl::decompress(const uint8_t* payload, size_t n, uint64_t
   }
   stats.compressed_bytes += n;
   decompressed_limit = ReadBudget::decompressed_limit(options.max_memory, input_bytes());
+  decompressed_record_limit = ReadBudget::decompressed_record_limit(options.max_memory, input_bytes());
+  const uint32_t outer_size = cur_size;  // the COMPRESSED record's, for errors after an inner record
   zstd->feed(payload, n, [&](const uint8_t* out, size_t len) {
     stats.decompressed_bytes += len;
     if (stats.decompressed_bytes > decompressed_limit)
@@ -538,11 +541,20 @@ void PerfDataReader::Impl::decompress(const uint8_t* payload, size_t n, uint64_t
       if (size > zpending.size() - p) break;  // straddles into the next chunk
       process(zpending.data() + p, size, offset, false, true);
       p += size;
+      ++decompressed_records;
     }
     zpending.erase(zpending.begin(), zpending.begin() + static_cast<std::ptrdiff_t>(p));
     zstream_offset += p;
     cur_inner = false;
     cur_type = abi::COMPRESSED;
+    cur_size = outer_size;
+    if (decompressed_records > decompressed_record_limit)
+      throw FormatError("zstd output held " + std::to_string(decompressed_records) + " records from " +
+                        std::to_string(stats.compressed_bytes) + " compressed bytes, more than the limit of " +
+                        std::to_string(decompressed_record_limit) + " (" +
+                        std::to_string(ReadBudget::kDecompressedRecordsPerInputByte) + " per input byte, at least " +
+                        std::to_string(ReadBudget::kDecompressedRecordsFloor) +
+                        "; --max-memory unlimited lifts it): a decompression bomb?");
   });
 }
 

@@ -55,6 +55,11 @@ struct ReadBudget {
   // Decompressed bytes of COMPRESSED records (streamed, not held): 256 x the
   // input, at least 4 x the memory limit.
   static constexpr uint64_t kDecompressedPerInputByte = 256;
+  // Records inside COMPRESSED ones: each costs time however small it is, so
+  // their number is bounded too: 4 per input byte, at least 4 Mi (perf
+  // writes far fewer: about one per 5-50 compressed bytes).
+  static constexpr uint64_t kDecompressedRecordsPerInputByte = 4;
+  static constexpr uint64_t kDecompressedRecordsFloor = uint64_t(4) << 20;
   static constexpr uint64_t kUnlimited = UINT64_MAX;
 
   // max_memory: 0 = automatic (above), kUnlimited = none, else that many bytes.
@@ -63,6 +68,13 @@ struct ReadBudget {
     if (max_memory) return max_memory;
     uint64_t l = input_bytes > kCap / kPerInputByte ? kCap : input_bytes * kPerInputByte;
     return l < kFloor ? kFloor : l;
+  }
+  static uint64_t decompressed_record_limit(uint64_t max_memory, uint64_t input_bytes) {
+    if (max_memory == kUnlimited) return kUnlimited;
+    uint64_t by_input = input_bytes > UINT64_MAX / kDecompressedRecordsPerInputByte
+                            ? UINT64_MAX
+                            : input_bytes * kDecompressedRecordsPerInputByte;
+    return by_input > kDecompressedRecordsFloor ? by_input : kDecompressedRecordsFloor;
   }
   static uint64_t decompressed_limit(uint64_t max_memory, uint64_t input_bytes) {
     uint64_t m = memory_limit(max_memory, input_bytes);

@@ -185,6 +185,14 @@ inline std::string zstd_bomb_volume(uint64_t mib) {
   return one_attr_file(plain_attr(), compressed_records(chunk, mib) + finished_round());
 }
 
+// 2b. zstd bomb of tiny records with a FINISHED_ROUND after every 127, so
+// that nothing piles up: only the number of records (time) is large.
+inline std::string zstd_bomb_rounds(uint64_t mib) {
+  std::string chunk;
+  for (int i = 0; i < (1 << 17); ++i) chunk += (i % 128 == 127) ? finished_round() : record(14, 0, "");
+  return one_attr_file(plain_attr(), compressed_records(chunk, mib));
+}
+
 // 3. n attrs whose ids sections all point at the same 1 MiB region.
 inline std::string aliased_ids(size_t n) {
   std::vector<std::string> entries;

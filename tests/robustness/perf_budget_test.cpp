@@ -126,6 +126,17 @@ TEST(PerfBudget, ZstdOutputIsBoundedByTheInput) {
   expect_located_error(r, p, "zstd output reached 1024 MiB");
 }
 
+TEST(PerfBudget, ZstdRecordCountIsBoundedByTheInput) {
+  // 1100 MiB of 8-byte records with frequent FINISHED_ROUNDs (2 MB of zstd):
+  // memory stays small, but 144 million records would take half a minute.
+  std::string p = write_temp("rounds.data", h::zstd_bomb_rounds(1100));
+  FgtoolRun r = fgtool("fold " + shell_quote(p));
+  expect_bounded(r, "zstd bomb (records between rounds)");
+  expect_located_error(r, p, "zstd output held ");
+  EXPECT_NE(r.err.find("records from"), std::string::npos) << r.err;
+  EXPECT_LT(r.rss_kb, 200 * 1024);
+}
+
 TEST(PerfBudget, AliasedIdsSectionsAreRejected) {
   std::string p = write_temp("alias.data", h::aliased_ids(2000));
   FgtoolRun r = fgtool("fold " + shell_quote(p));
