@@ -356,6 +356,10 @@ class StackFolder final : public RecordHandler {
     if (options_.object_statuses) stats_.objects = symbols_.object_statuses();
     stats_.kernel = symbols_.kernel_status();
     stats_.processes = table_.process_count();
+    if (uint64_t dropped = table_.stats().dropped_maps)
+      stats_.warnings.push_back(std::to_string(dropped) + " mappings ignored: they would have given a process more than " +
+                                std::to_string(ProcessTable::kMaxMapsPerProcess) +
+                                " maps (hostile input? samples in them stay unresolved)");
     out = std::move(out_);
   }
 

@@ -124,6 +124,22 @@ MapList::Vector& ProcessTable::writable(ProcessMaps& p) {
 }
 
 void ProcessTable::insert_map(ProcessMaps& p, const MapEntry& e) {
+  {
+    // The entries e replaces, and how many it adds (a head and a tail of the
+    // first and last overlapped maps survive), before anything changes.
+    const MapList& list = p.maps;
+    auto first = std::lower_bound(list.begin(), list.end(), e.start,
+                                  [](const MapEntry* m, uint64_t s) { return m->end <= s; });
+    auto last = first;
+    while (last != list.end() && (*last)->start < e.end) ++last;
+    size_t added = 1;
+    if (first != last) added += ((*first)->start < e.start) + ((*(last - 1))->end > e.end);
+    const size_t removed = size_t(last - first);
+    if (added > removed && list.size() - removed + added > kMaxMapsPerProcess) {
+      ++stats_.dropped_maps;
+      return;
+    }
+  }
   auto& maps = writable(p);
   // First map that ends after e.start: everything before it is untouched.
   auto first = std::lower_bound(maps.begin(), maps.end(), e.start,
@@ -157,6 +173,13 @@ void ProcessTable::insert_map(ProcessMaps& p, const MapEntry& e) {
   if (head) merged[n++] = head;
   merged[n++] = added;
   if (tail) merged[n++] = tail;
+  if (n == size_t(last - first)) {
+    // As many entries as replaced: overwrite in place, no shifting.
+    std::copy(merged, merged + n, first);
+    p.maps.sync();
+    touch(p);
+    return;
+  }
   const size_t capacity = maps.capacity();
   if (maps.size() - size_t(last - first) + n > capacity) check_map_budget(capacity * sizeof(const MapEntry*));
   auto pos = maps.erase(first, last);

@@ -98,11 +98,18 @@ struct ProcessMaps {
 struct ProcessTableStats {
   uint64_t mmaps = 0, comms = 0, execs = 0, forks = 0, thread_forks = 0, exits = 0;
   uint64_t pid_reuses = 0, splits = 0, replaced = 0, kernel_maps = 0;
+  uint64_t dropped_maps = 0;  // mappings that would have taken a process past kMaxMapsPerProcess
 };
 
 class ProcessTable {
  public:
   static constexpr int32_t kKernelPid = -1;
+  // Mappings one process may have (2 x Linux's default vm.max_map_count).
+  // A map list is a sorted array: inserting costs O(its size), so without a
+  // cap a stream of mappings inserted in descending order is quadratic.
+  // Past it, a mapping that would add entries is dropped (counted in
+  // stats().dropped_maps); one that replaces as many as it adds is not.
+  static constexpr size_t kMaxMapsPerProcess = size_t(1) << 17;
 
   ProcessTable();
   // Bytes the map lists of all processes may take (copies made when a

@@ -272,4 +272,13 @@ inline std::string fork_flood(size_t maps, size_t forks, bool child_mmaps) {
   return one_attr_file(plain_attr(), d);
 }
 
+// 8. One process given n mappings in descending address order (each new one
+// lands at the front of the sorted map list).
+inline std::string descending_mmaps(size_t n) {
+  std::string d = comm(1, "parent");
+  for (size_t i = 0; i < n; ++i) d += mmap(1, 0x7f0000000000 - 0x2000 * i, 0x1000, "/lib/x.so");
+  d += sample(0x400010, 1, 1);
+  return one_attr_file(plain_attr(), d);
+}
+
 }  // namespace fg::hostile

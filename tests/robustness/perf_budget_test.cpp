@@ -204,6 +204,19 @@ TEST(PerfBudget, ForkFloodWithChildMapsStopsAtTheBudget) {
   EXPECT_NE(r.out.find("parent"), std::string::npos) << r.out;
 }
 
+TEST(PerfBudget, MapsPerProcessAreCapped) {
+  // 200,000 mappings of one process, each inserted at the front of its
+  // sorted list: quadratic without the cap of 131072 maps per process.
+  std::string p = write_temp("descending.data", h::descending_mmaps(200000));
+  FgtoolRun r = fgtool("fold " + shell_quote(p));
+  expect_bounded(r, "200k descending mmaps in one process");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: 68928 mappings ignored: they would have given a process more than 131072 maps"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("parent"), std::string::npos);
+}
+
 TEST(PerfBudget, PipeStreamCutShortIsReported) {
   const std::string good = read_file(testdata("perf/pipe.data"));
   ASSERT_EQ(fg::test::get<uint32_t>(good, good.size() - 8), 68u);  // ends with FINISHED_ROUND

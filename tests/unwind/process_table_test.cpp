@@ -142,6 +142,26 @@ TEST(ProcessTable, ForkSharesMapsUntilOneSideChanges) {
   EXPECT_EQ(t.find(1600, 0x7f0000000000), nullptr);
 }
 
+// A process's map list is a sorted array: past kMaxMapsPerProcess a mapping
+// that would add entries is dropped (counted); one that replaces as many as
+// it adds still lands, in place.
+TEST(ProcessTable, MapsPerProcessAreCapped) {
+  ProcessTable t;
+  const size_t cap = ProcessTable::kMaxMapsPerProcess;
+  for (uint64_t i = 0; i < cap + 10; ++i) t.add_mmap(1, 0x100000 + 0x2000 * (cap + 10 - i), 0x1000, 0, "/lib/x.so", true);
+  EXPECT_EQ(t.process(1)->maps.size(), cap);
+  EXPECT_EQ(t.stats().dropped_maps, 10u);
+  // Exactly over an existing map: replaces it.
+  t.add_mmap(1, 0x100000 + 0x2000 * 20, 0x1000, 0, "/lib/new.so", true);
+  EXPECT_EQ(t.find(1, 0x100000 + 0x2000 * 20)->path, "/lib/new.so");
+  EXPECT_EQ(t.process(1)->maps.size(), cap);
+  EXPECT_EQ(t.stats().dropped_maps, 10u);
+  // Inside one (a head and a tail survive): would add two, dropped.
+  t.add_mmap(1, 0x100000 + 0x2000 * 30 + 0x400, 0x400, 0, "/lib/mid.so", true);
+  EXPECT_EQ(t.stats().dropped_maps, 11u);
+  EXPECT_EQ(t.find(1, 0x100000 + 0x2000 * 30 + 0x400)->path, "/lib/x.so");
+}
+
 TEST(ProcessTable, ExecResetsTheAddressSpace) {
   ProcessTable t;
   t.on_comm(100, 100, "sh", false);
