@@ -6,6 +6,7 @@
 #include "diagnostics/input_error.h"
 #include "fold/fold_perf_data.h"
 #include "fuzz_input.h"
+#include "perf_data_mutator.h"
 
 FGTOOL_FUZZ_TARGET(fold, data, size) {
   fg::fuzz::MemFile file(data, size);
@@ -13,6 +14,7 @@ FGTOOL_FUZZ_TARGET(fold, data, size) {
   options.threads = 1;
   options.symbols.buildid_dir = "/nonexistent-fgtool-fuzz";
   options.partial = size % 2;
+  options.max_memory = 8u << 20;  // see perf_data_common.h
   options.view = (size % 3 == 0) ? fg::FoldView::wall : fg::FoldView::on_cpu;
   try {
     fg::FoldStats stats;

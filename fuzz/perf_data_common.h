@@ -32,6 +32,9 @@ class TracepointTouchingHandler : public TouchingHandler {
 inline void read_perf_data(const std::string& path, bool partial) {
   ReadOptions options;
   options.partial = partial;
+  // A small budget: the structural mutations (zstd bombs, floods) reach the
+  // budget checks in milliseconds instead of filling 256 MiB under ASan.
+  options.max_memory = 8u << 20;
   try {
     PerfDataReader reader(path, options);
     TracingData tracing;

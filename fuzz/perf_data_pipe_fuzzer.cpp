@@ -3,6 +3,7 @@
 #include "fuzz_target.h"
 #include "fuzz_input.h"
 #include "perf_data_common.h"
+#include "perf_data_mutator.h"
 
 FGTOOL_FUZZ_TARGET(perf_data_pipe, data, size) {
   for (bool partial : {false, true}) {

@@ -35,7 +35,12 @@ void add_fold_options(po::options_description& options, FoldCliOptions& c) {
       ("pid-filter", po::value(&c.pid_filter), "only these pids (comma-separated)")
       ("tid-filter", po::value(&c.tid_filter), "only these tids (comma-separated)")
       ("time", po::value(&c.time), "START,END in seconds as perf script prints times (either may be empty)")
-      ("partial", po::bool_switch(&c.partial), "fold what was read before damage instead of failing");
+      ("partial", po::bool_switch(&c.partial), "fold what was read before damage instead of failing")
+      ("max-memory", po::value(&c.max_memory)->value_name("SIZE"),
+       "memory budget of reading perf.data, e.g. 4G or 'unlimited' (default: 16 x the input's size, at least 256M, "
+       "at most 16G; zstd output may reach 256 x the input or 4 x the budget). Records buffered between "
+       "FINISHED_ROUNDs and the process maps of forked processes count. Exceeding it is an error naming the byte "
+       "offset; with --partial, what was read before it is folded");
   po::options_description sym("Symbols");
   sym.add_options()
       ("symfs", po::value(&c.symfs), "look for binaries under this root directory")
@@ -70,6 +75,28 @@ std::vector<T> split_list(const std::string& text, const char* what) {
     }
   }
   return out;
+}
+
+// "4G", "512M", "1048576", "unlimited" -> bytes (ReadBudget::kUnlimited).
+uint64_t parse_memory_size(const std::string& s) {
+  if (s == "unlimited" || s == "none") return ReadBudget::kUnlimited;
+  size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  uint64_t unit = 1;
+  std::string suffix = used ? s.substr(used) : "";
+  if (suffix == "K" || suffix == "k" || suffix == "KiB") unit = 1ull << 10;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB") unit = 1ull << 20;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB") unit = 1ull << 30;
+  else if (suffix == "T" || suffix == "t" || suffix == "TiB") unit = 1ull << 40;
+  else if (!suffix.empty()) used = 0;
+  if (!used || s[0] == '-' || v == 0 || v > UINT64_MAX / unit)
+    throw UsageError("--max-memory: '" + s + "' is not a size such as 4G, 512M or 'unlimited'");
+  return uint64_t(v) * unit;
 }
 
 double parse_seconds(const std::string& s) {
@@ -112,6 +139,7 @@ FoldOptions to_fold_options(const FoldCliOptions& c, const po::variables_map&) {
   o.min_block_us = c.min_block;
   o.include_unfinished = c.include_unfinished;
   o.partial = c.partial;
+  if (!c.max_memory.empty()) o.max_memory = parse_memory_size(c.max_memory);
   o.progress = Progress::default_enabled();
   o.symbols.symfs = c.symfs;
   o.symbols.kallsyms_path = c.kallsyms;

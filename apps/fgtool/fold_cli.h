@@ -20,6 +20,7 @@ struct FoldCliOptions {
   uint64_t min_block = 0;
   bool include_unfinished = false, partial = false, stats = false;
   std::string symfs, kallsyms, buildid_dir;
+  std::string max_memory;  // --max-memory: "4G", "unlimited"; empty = automatic
   bool debuginfod = false;
   unsigned max_stack = 127;
   unsigned threads = 0;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -143,7 +144,7 @@ class StackFolder final : public RecordHandler {
     const PerfFileInfo& info = reader_.info();
     if (!info.tracing_data.empty()) {
       try {
-        tracing_ = TracingData::parse(info.tracing_data, reader_.path());
+        tracing_ = TracingData::parse(info.tracing_data, reader_.path(), info.tracing_data_offset);
       } catch (const InputError& e) {
         if (options_.view != FoldView::on_cpu) throw;
         stats_.warnings.push_back(std::string("tracing data ignored: ") + e.what());
@@ -193,20 +194,41 @@ class StackFolder final : public RecordHandler {
   void on_mmap(const MmapRecord& r) override {
     before_table_change(r.pid);
     ++thread_epoch_;
-    table_.apply(r);
+    change_table(r.file_offset, [&] { table_.apply(r); });
     note_time(r.time);
   }
   void on_comm(const CommRecord& r) override {
     before_table_change(r.pid);
     ++thread_epoch_;
-    table_.apply(r);
+    change_table(r.file_offset, [&] { table_.apply(r); });
     note_time(r.time);
   }
   void on_fork(const TaskRecord& r) override {
     before_table_change(r.pid);
     ++thread_epoch_;
-    table_.apply_fork(r);
+    change_table(r.file_offset, [&] { table_.apply_fork(r); });
     note_time(r.time);
+  }
+  // A change of the process table within the memory budget (the maps that
+  // forked processes copy when they change theirs). Past it: an error at the
+  // record, or with --partial a warning and the change left out.
+  template <typename Change>
+  void change_table(uint64_t file_offset, Change&& change) {
+    const PerfFileInfo& info = reader_.info();
+    // A pipe's budget grows with the bytes read (reader stats are ours: pipes
+    // are read on this thread); a file's is fixed by its size.
+    table_.set_map_list_budget(
+        ReadBudget::memory_limit(options_.max_memory, info.pipe_mode && info.file_size == 0 ? reader_.stats().bytes
+                                                                                            : info.file_size));
+    try {
+      change();
+    } catch (const std::length_error& e) {
+      if (!options_.partial) throw InputError::at_offset(reader_.path(), file_offset, e.what());
+      if (!map_budget_warned_)
+        stats_.warnings.push_back("byte " + std::to_string(file_offset) + ": " + e.what() +
+                                  "; this and later such map changes left out (--partial)");
+      map_budget_warned_ = true;
+    }
   }
   void on_exit(const TaskRecord& r) override {
     // An exit only marks the process exited (its maps stay for late
@@ -338,6 +360,10 @@ class StackFolder final : public RecordHandler {
     if (options_.object_statuses) stats_.objects = symbols_.object_statuses();
     stats_.kernel = symbols_.kernel_status();
     stats_.processes = table_.process_count();
+    if (uint64_t dropped = table_.stats().dropped_maps)
+      stats_.warnings.push_back(std::to_string(dropped) + " mappings ignored: they would have given a process more than " +
+                                std::to_string(ProcessTable::kMaxMapsPerProcess) +
+                                " maps (hostile input? samples in them stay unresolved)");
     out = std::move(out_);
   }
 
@@ -443,9 +469,25 @@ class StackFolder final : public RecordHandler {
       for (size_t i = 0; i < queue_.size(); ++i)
         if ((i / 16) % 2 == parity && queue_[i].dwarf) queue_[i].outcome = u.unwind(queue_[i].sample, queue_frames_[i]);
     };
-    std::thread helper(work, std::ref(*second_unwinder_), size_t(1));
-    work(unwinder_, 0);
+    // An exception (std::bad_alloc) on either side must not end in
+    // std::terminate: the helper's is carried over, and the helper is
+    // joined before the calling thread's own propagates.
+    std::exception_ptr helper_error;
+    std::thread helper([&] {
+      try {
+        work(*second_unwinder_, 1);
+      } catch (...) {
+        helper_error = std::current_exception();
+      }
+    });
+    try {
+      work(unwinder_, 0);
+    } catch (...) {
+      helper.join();
+      throw;
+    }
     helper.join();
+    if (helper_error) std::rethrow_exception(helper_error);
     for (size_t i = 0; i < queue_.size(); ++i) {
       precomputed_ = queue_[i].dwarf ? &queue_frames_[i] : nullptr;
       precomputed_outcome_ = queue_[i].outcome;
@@ -1138,6 +1180,7 @@ class StackFolder final : public RecordHandler {
   const std::vector<UnwindFrame>* precomputed_ = nullptr;
   UnwindOutcome precomputed_outcome_ = UnwindOutcome::complete;
   TracingData tracing_;
+  bool map_budget_warned_ = false;
   bool prepared_ = false;
   int fold_attr_ = -1;
   bool wall_event_checked_ = false;
@@ -1206,6 +1249,7 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   ReadOptions ro;
   ro.partial = options.partial;
   ro.progress = options.progress;
+  ro.max_memory = options.max_memory;
   PerfDataReader reader(path, ro);
   FoldOptions effective = options;
   // /proc/kallsyms describes this machine's kernel: use it only for a

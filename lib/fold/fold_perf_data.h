@@ -79,6 +79,9 @@ struct FoldOptions {
   bool include_unfinished = false;
   // Reading.
   bool partial = false;          // fold what was read before damage instead of failing
+  // Memory budget of the read (ReadBudget): 0 = automatic (proportional to
+  // the input), ReadBudget::kUnlimited = none, else bytes (--max-memory).
+  uint64_t max_memory = 0;
   bool progress = false;
   // 0 = one per core (max 2). With 2: reading runs on its own thread, and
   // new stacks are symbolised (frame pointers) or unwound (DWARF) on a second

@@ -14,6 +14,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "diagnostics/input_error.h"
 #include "diagnostics/progress.h"
@@ -128,6 +129,33 @@ struct PerfDataReader::Impl {
   std::array<uint64_t, 128> type_counts{};  // records by type below 128; the rest in stats directly
   uint64_t released = 0;  // mmap bytes before this were handed back to the kernel
 
+  // Memory budget (ReadBudget). queue_limit caches the limit for the check
+  // after each queued record; it is recomputed when exceeded, since a pipe's
+  // limit grows with the bytes read.
+  uint64_t queue_limit = 0;
+  uint64_t decompressed_limit = 0;
+  uint64_t decompressed_records = 0, decompressed_record_limit = 0;
+  uint64_t input_bytes() const { return stream ? stream->offset() : map_size; }
+  uint64_t memory_limit() const { return ReadBudget::memory_limit(options.max_memory, input_bytes()); }
+  void check_queue_budget();
+
+  // Event names. A new attr (HEADER_ATTR) or name (EVENT_UPDATE) is named on
+  // its own, in O(its ids); EVENT_DESC and TRACING_DATA re-resolve all attrs
+  // while that work stays within kResolveWorkPerByte per input byte, and are
+  // otherwise left for the end of the read (names_dirty). Re-resolving all
+  // attrs on every HEADER_ATTR made a stream of them quadratic.
+  static constexpr uint64_t kResolveWorkPerByte = 16;
+  std::unordered_map<uint64_t, size_t> desc_by_id;  // EVENT_DESC id -> first entry listing it
+  size_t descs_indexed = 0;
+  uint64_t total_ids = 0;     // ids of all attrs
+  uint64_t resolve_work = 0;  // attrs + ids visited by full re-resolutions
+  bool names_dirty = false;
+  void index_event_desc();
+  void resolve_one(size_t i);
+  void names_changed();
+
+  uint32_t last_type = 0;  // type of the last top-level record (pipe: FINISHED_ROUND when complete)
+
   RecordHandler* handler = nullptr;
   bool handler_threw = false;
   bool read_called = false;
@@ -152,6 +180,7 @@ struct PerfDataReader::Impl {
     // calls the handler.
     std::vector<Sample> samples;
     uint64_t release_upto = 0;  // file bytes below this are unreferenced once delivered
+    uint64_t bytes = 0;         // arena and record memory, for the hand-over budget
     bool last = false;
     std::exception_ptr error;   // what stopped the reading thread (with last)
   };
@@ -163,6 +192,10 @@ struct PerfDataReader::Impl {
   bool stop_reading = false;     // the handler threw: the reading thread quits
   static constexpr size_t kMaxBatches = 4;
   std::vector<Batch> spare_batches;  // delivered batches, kept for their buffers
+  // Bytes of the batches handed over and not yet delivered; the reading
+  // thread waits while they exceed a quarter of the memory budget (a round
+  // of decompressed records can be large; several would add up).
+  uint64_t pending_batch_bytes = 0;
   // Reading thread: an empty batch, recycled when one is spare.
   Batch spare_batch() {
     std::lock_guard<std::mutex> lock(batch_mutex);
@@ -236,6 +269,13 @@ void PerfDataReader::Impl::open() {
   } else {
     stream = std::make_unique<StreamInput>(fd);
     avail = stream->read(first, perf_abi::PIPE_HEADER_SIZE);
+    // A file-mode header on a pipe: say so before parse_file_header, which
+    // would only see the 16 bytes read so far and call the header truncated.
+    if (avail == perf_abi::PIPE_HEADER_SIZE && load<uint64_t>(first) == perf_abi::MAGIC2 &&
+        load<uint64_t>(first + 8) == perf_abi::FILE_HEADER_SIZE)
+      throw InputError::at_offset(path, 8, "a file-mode perf.data cannot be read from a pipe (its sections are found "
+                                           "by seeking): pass the file's path instead, or record for a pipe with "
+                                           "`perf record -o -`");
   }
   header = perf_file::parse_file_header(first, avail, path);
   info.pipe_mode = header.pipe_mode;
@@ -258,6 +298,7 @@ void PerfDataReader::Impl::open() {
 void PerfDataReader::Impl::parse_file_mode() {
   const uint64_t fsize = map_size;
   info.attrs = perf_file::read_attrs_section(map, fsize, header, path);
+  for (const auto& a : info.attrs) total_ids += a.ids.size();
   info.features = header.features;
   const auto& d = header.data;
   if (d.offset < perf_abi::FILE_HEADER_SIZE || d.offset > fsize)
@@ -303,6 +344,7 @@ void PerfDataReader::Impl::parse_file_mode() {
       }
       try {
         perf_features::parse_feature(bit, map + off, size, info, event_desc);
+        if (bit == abi::FEAT_TRACING_DATA) info.tracing_data_offset = off;
       } catch (const FormatError& e) {
         header_damage(off, e.what());
       }
@@ -316,36 +358,71 @@ void PerfDataReader::Impl::parse_file_mode() {
 }
 
 // Names, best source first: EVENT_UPDATE (pipe), EVENT_DESC, the tracepoint
-// format for TRACEPOINT attrs, then a name derived from type/config. Re-run
-// whenever one of them arrives so that pipe-mode samples already see names.
+// format for TRACEPOINT attrs, then a name derived from type/config. All
+// attrs, in O(attrs + ids): once for a file's header, and for a pipe when
+// names_changed() allows it or at the end of the read (names_dirty).
 void PerfDataReader::Impl::resolve_names() {
-  for (auto& a : info.attrs) a.name.clear();
-  perf_features::apply_event_names(info.attrs, event_desc);
+  names_dirty = false;
+  index_event_desc();
   update_names.resize(info.attrs.size());
-  bool need_tp = false;
-  for (size_t i = 0; i < info.attrs.size(); ++i) {
-    auto& a = info.attrs[i];
-    if (!update_names[i].empty()) a.name = update_names[i];
-    need_tp |= a.name.empty() && a.type == 2;
+  for (size_t i = 0; i < info.attrs.size(); ++i) resolve_one(i);
+  stats.samples_per_attr.resize(info.attrs.size());
+}
+
+void PerfDataReader::Impl::index_event_desc() {
+  for (; descs_indexed < event_desc.size(); ++descs_indexed)
+    for (uint64_t id : event_desc[descs_indexed].ids) desc_by_id.emplace(id, descs_indexed);
+}
+
+// One attr's name, best source first (see resolve_names).
+void PerfDataReader::Impl::resolve_one(size_t i) {
+  EventAttr& a = info.attrs[i];
+  a.name.clear();
+  if (i < update_names.size() && !update_names[i].empty()) {
+    a.name = update_names[i];
+    return;
   }
-  if (need_tp && !info.tracing_data.empty() && tracing_parsed_size != info.tracing_data.size()) {
-    tracing_parsed_size = info.tracing_data.size();
-    try {
-      tracing = TracingData::parse(info.tracing_data, path);
-    } catch (const InputError& e) {
-      warn(std::string(e.what()));
+  // EVENT_DESC: by the first of the attr's ids it lists, else by position
+  // when it describes exactly the attrs there are.
+  const std::string* desc = nullptr;
+  for (uint64_t id : a.ids)
+    if (auto it = desc_by_id.find(id); it != desc_by_id.end()) {
+      desc = &event_desc[it->second].name;
+      break;
+    }
+  if (!desc && event_desc.size() == info.attrs.size()) desc = &event_desc[i].name;
+  if (desc && !desc->empty()) {
+    a.name = *desc;
+    return;
+  }
+  if (a.type == 2) {
+    if (!info.tracing_data.empty() && tracing_parsed_size != info.tracing_data.size()) {
+      tracing_parsed_size = info.tracing_data.size();
+      try {
+        tracing = TracingData::parse(info.tracing_data, path, info.tracing_data_offset);
+      } catch (const InputError& e) {
+        tracing = TracingData();
+        warn(std::string(e.what()));
+      }
+    }
+    if (const auto* f = tracing.find(a.config)) {
+      a.name = f->full_name();
+      return;
     }
   }
-  for (auto& a : info.attrs) {
-    if (!a.name.empty()) continue;
-    if (a.type == 2)
-      if (const auto* f = tracing.find(a.config)) {
-        a.name = f->full_name();
-        continue;
-      }
-    a.name = perf_file::default_event_name(a);
+  a.name = perf_file::default_event_name(a);
+}
+
+// A source of names for all attrs changed: re-resolve now while the work
+// done so is proportional to the input, else at the end of the read.
+void PerfDataReader::Impl::names_changed() {
+  const uint64_t cost = info.attrs.size() + total_ids + 1;
+  if (resolve_work + cost <= kResolveWorkPerByte * input_bytes() + (uint64_t(1) << 20)) {
+    resolve_work += cost;
+    resolve_names();
+  } else {
+    names_dirty = true;
   }
-  stats.samples_per_attr.resize(info.attrs.size());
 }
 
 InputError PerfDataReader::Impl::record_error(const std::string& what) const {
@@ -440,8 +517,18 @@ void PerfDataReader::Impl::decompress(const uint8_t* payload, size_t n, uint64_t
     info.compressed = true;
   }
   stats.compressed_bytes += n;
+  decompressed_limit = ReadBudget::decompressed_limit(options.max_memory, input_bytes());
+  decompressed_record_limit = ReadBudget::decompressed_record_limit(options.max_memory, input_bytes());
+  const uint32_t outer_size = cur_size;  // the COMPRESSED record's, for errors after an inner record
   zstd->feed(payload, n, [&](const uint8_t* out, size_t len) {
     stats.decompressed_bytes += len;
+    if (stats.decompressed_bytes > decompressed_limit)
+      throw FormatError("zstd output reached " + std::to_string(stats.decompressed_bytes >> 20) + " MiB from " +
+                        std::to_string(stats.compressed_bytes) + " compressed bytes, more than the limit of " +
+                        std::to_string(decompressed_limit >> 20) + " MiB (" +
+                        std::to_string(ReadBudget::kDecompressedPerInputByte) +
+                        " x the input, at least 4 x the memory budget; --max-memory raises it): a decompression "
+                        "bomb?");
     zpending.insert(zpending.end(), out, out + len);
     size_t p = 0;
     while (zpending.size() - p >= H) {
@@ -454,11 +541,20 @@ void PerfDataReader::Impl::decompress(const uint8_t* payload, size_t n, uint64_t
       if (size > zpending.size() - p) break;  // straddles into the next chunk
       process(zpending.data() + p, size, offset, false, true);
       p += size;
+      ++decompressed_records;
     }
     zpending.erase(zpending.begin(), zpending.begin() + static_cast<std::ptrdiff_t>(p));
     zstream_offset += p;
     cur_inner = false;
     cur_type = abi::COMPRESSED;
+    cur_size = outer_size;
+    if (decompressed_records > decompressed_record_limit)
+      throw FormatError("zstd output held " + std::to_string(decompressed_records) + " records from " +
+                        std::to_string(stats.compressed_bytes) + " compressed bytes, more than the limit of " +
+                        std::to_string(decompressed_record_limit) + " (" +
+                        std::to_string(ReadBudget::kDecompressedRecordsPerInputByte) + " per input byte, at least " +
+                        std::to_string(ReadBudget::kDecompressedRecordsFloor) +
+                        "; --max-memory unlimited lifts it): a decompression bomb?");
   });
 }
 
@@ -533,7 +629,10 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
           queue_it = false;  // THROTTLE, NAMESPACES, CGROUP, AUX, ...: counted only
       }
     }
-    if (queue_it) queue.push(time, rec, size, offset, static_cast<uint32_t>(ai), type, !stable);
+    if (queue_it) {
+      queue.push(time, rec, size, offset, static_cast<uint32_t>(ai), type, !stable);
+      if (queue.footprint() > queue_limit) check_queue_budget();
+    }
     return;
   }
   switch (type) {
@@ -543,6 +642,8 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
         Batch b = spare_batch();
         queue.finish_round_into(b.records, b.arena);
         decode_samples(b);
+        b.bytes = b.arena.size() * perf_order::RecordOrderQueue::kArenaBlockBytes +
+                  b.records.capacity() * sizeof(perf_order::QueuedRecord);
         b.release_upto = queue.min_file_offset(offset);
         hand_over(std::move(b));
       } else {
@@ -555,9 +656,13 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       size_t nids = (size - H - a.size) / 8;
       a.ids.resize(nids);
       if (nids) std::memcpy(a.ids.data(), rec + H + a.size, nids * 8);
+      total_ids += nids;
       info.attrs.push_back(std::move(a));
-      resolve_names();
-      if (auto w = selector.reset(info.attrs); !w.empty()) warn(path + ": " + w);
+      stats.samples_per_attr.resize(info.attrs.size());
+      if (auto w = selector.add(info.attrs.back(), info.attrs[0]); !w.empty()) warn(path + ": " + w);
+      resolve_one(info.attrs.size() - 1);
+      // EVENT_DESC names by position depend on the number of attrs.
+      if (!event_desc.empty()) names_dirty = true;
       break;
     }
     case abi::HEADER_TRACING_DATA: {
@@ -565,10 +670,11 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       if (inner) throw FormatError("HEADER_TRACING_DATA inside a COMPRESSED record is not supported");
       if (size < H + 4) throw FormatError("too short for its size field");
       uint32_t n = load<uint32_t>(rec + H);
+      info.tracing_data_offset = (stream ? stream->offset() : pos);
       info.tracing_data = read_extra(n, true);
       // The blob is padded to 8; the exact size is found by parsing.
       info.features[0] |= uint64_t(1) << abi::FEAT_TRACING_DATA;
-      resolve_names();
+      names_changed();
       break;
     }
     case abi::HEADER_BUILD_ID:
@@ -583,7 +689,8 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       // depends on the perf version) with an empty payload: nothing to parse.
       if (feat < 256 && size > H + 8) {
         perf_features::parse_feature(static_cast<int>(feat), rec + H + 8, size - H - 8, info, event_desc);
-        if (feat == abi::FEAT_EVENT_DESC) resolve_names();
+        if (feat == abi::FEAT_TRACING_DATA) info.tracing_data_offset = inner ? offset : offset + H + 8;
+        if (feat == abi::FEAT_EVENT_DESC) names_changed();
       }
       break;
     }
@@ -594,12 +701,14 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
       if (utype == 2) {  // PERF_EVENT_UPDATE__NAME
         const char* s = reinterpret_cast<const char*>(rec + H + 16);
         std::string name(s, strnlen(s, size - H - 16));
-        update_names.resize(info.attrs.size());
-        for (size_t i = 0; i < info.attrs.size(); ++i) {
-          const auto& ids = info.attrs[i].ids;
-          if (!name.empty() && std::find(ids.begin(), ids.end(), id) != ids.end()) update_names[i] = name;
+        // The attr that listed the id (an id map lookup, not a scan of every
+        // attr's ids per record).
+        size_t i = selector.attr_of_id(id);
+        if (!name.empty() && i < info.attrs.size()) {
+          update_names.resize(info.attrs.size());
+          update_names[i] = std::move(name);
+          resolve_one(i);
         }
-        resolve_names();
       }
       break;
     }
@@ -629,6 +738,20 @@ void PerfDataReader::Impl::process(const uint8_t* rec, uint32_t size, uint64_t o
     default:
       break;  // FINISHED_INIT, ID_INDEX, THREAD_MAP, CPU_MAP, TIME_CONV, ...
   }
+}
+
+void PerfDataReader::Impl::check_queue_budget() {
+  queue_limit = memory_limit();
+  const uint64_t used = queue.footprint();
+  if (used <= queue_limit) return;
+  throw FormatError("records waiting for their FINISHED_ROUND take " + std::to_string((used + (1u << 20) - 1) >> 20) +
+                    " MiB, more than the memory budget of " + std::to_string(queue_limit >> 20) + " MiB (" +
+                    (options.max_memory ? std::string("--max-memory")
+                                        : std::to_string(ReadBudget::kPerInputByte) + " x the " +
+                                              std::to_string(input_bytes()) + "-byte input, at least " +
+                                              std::to_string(ReadBudget::kFloor >> 20) +
+                                              " MiB; --max-memory raises it") +
+                    "): too many records between FINISHED_ROUNDs (hostile or damaged input?)");
 }
 
 void PerfDataReader::Impl::deliver(const perf_order::QueuedRecord& r) {
@@ -739,6 +862,7 @@ void PerfDataReader::Impl::read_loop(const uint64_t start, Progress& progress) {
     } catch (const FormatError& e) {
       throw record_error(e.what());
     }
+    last_type = r.type;
     if (map && !threaded && stats.rounds != rounds_seen) {
       rounds_seen = stats.rounds;
       release_consumed(queue.min_file_offset(r.offset));
@@ -748,6 +872,24 @@ void PerfDataReader::Impl::read_loop(const uint64_t start, Progress& progress) {
   if (!zpending.empty())
     throw InputError::at_offset(path, cur_offset, "COMPRESSED data ends inside a record (" +
                                                       std::to_string(zpending.size()) + " bytes left over)");
+  if (info.pipe_mode && last_type != abi::FINISHED_ROUND) {
+    // `perf record -o -` ends every complete stream with a FINISHED_ROUND,
+    // even one without samples. A stream without one was cut short at a
+    // record boundary, unless it never had rounds at all and is not perf's
+    // (records but no FINISHED_ROUND, FINISHED_INIT or HEADER_FEATURE).
+    uint64_t kernel_records = 0;
+    for (uint32_t t = 0; t < abi::USER_TYPE_START; ++t) kernel_records += type_counts[t];
+    bool perf_stream = stats.rounds || type_counts[abi::FINISHED_INIT] || type_counts[abi::HEADER_FEATURE];
+    if (perf_stream || kernel_records == 0) {
+      const uint64_t at = stream ? stream->offset() : pos;
+      throw InputError::at_offset(
+          path, at,
+          "pipe-mode stream cut short: it ends after " + std::to_string(at) + " bytes " +
+              (kernel_records == 0 ? std::string("before any event record (only header records)")
+                                   : "without the FINISHED_ROUND that ends a complete `perf record -o -` stream") +
+              " (the recorder was killed or the pipe closed early)");
+    }
+  }
 }
 
 // Reading thread: decodes a batch's samples where they will stay until the
@@ -785,8 +927,13 @@ void PerfDataReader::Impl::deliver_sample(const Sample& s) {
 // pending (memory stays bounded by a few rounds).
 void PerfDataReader::Impl::hand_over(Batch&& b) {
   std::unique_lock<std::mutex> lock(batch_mutex);
-  batch_cv.wait(lock, [&] { return batches.size() < kMaxBatches || stop_reading; });
+  const uint64_t budget = memory_limit() / 4;
+  batch_cv.wait(lock, [&] {
+    return (batches.size() < kMaxBatches && (pending_batch_bytes == 0 || pending_batch_bytes + b.bytes <= budget)) ||
+           stop_reading;
+  });
   if (stop_reading) throw HandlerStopped();
+  pending_batch_bytes += b.bytes;
   batches.push_back(std::move(b));
   batch_cv.notify_all();
 }
@@ -852,6 +999,7 @@ void PerfDataReader::Impl::run_threaded(Progress& progress, uint64_t start) {
       if (b.last) {
         read_error = b.error;
         std::lock_guard<std::mutex> lock(batch_mutex);
+        pending_batch_bytes -= b.bytes;
         delivering = false;
         batch_cv.notify_all();
         break;
@@ -860,6 +1008,8 @@ void PerfDataReader::Impl::run_threaded(Progress& progress, uint64_t start) {
       b.arena.clear();  // frees the owned records' blocks
       {
         std::lock_guard<std::mutex> lock(batch_mutex);
+        pending_batch_bytes -= b.bytes;
+        b.bytes = 0;
         delivering = false;
         if (spare_batches.size() < kMaxBatches) spare_batches.push_back(std::move(b));
         batch_cv.notify_all();
@@ -908,7 +1058,7 @@ void PerfDataReader::Impl::run(RecordHandler& h) {
     if (type_counts[t]) stats.records_by_type[uint32_t(t)] += type_counts[t];
   stats.unordered = queue.unordered();
   stats.max_buffered_records = queue.max_size();
-  if (info.pipe_mode) resolve_names();
+  if (names_dirty) resolve_names();
   if (!info.has_sample_time) {
     // Pipe mode / killed recorder: no SAMPLE_TIME feature; use what was read.
     info.first_sample_time = stats.first_sample_time;

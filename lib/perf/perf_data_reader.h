@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,6 +30,7 @@ struct PerfFileInfo {
   };
   std::vector<BuildIdEntry> build_ids;
   std::string tracing_data;  // the raw TRACING_DATA blob (parse with TracingData)
+  uint64_t tracing_data_offset = 0;  // where the blob starts in the input (for error offsets)
   bool has_sample_time = false;  // SAMPLE_TIME feature present
   // From SAMPLE_TIME; without it (pipe mode, killed recorder) filled by read()
   // from the samples seen.
@@ -39,6 +41,49 @@ struct PerfFileInfo {
   uint64_t data_offset = 0, data_size = 0;  // file mode; data_size is what is read (to EOF if killed)
   std::array<uint64_t, 4> features{};       // file-mode feature bitmap / features seen in a pipe
   bool has_feature(int bit) const { return bit >= 0 && bit < 256 && ((features[bit / 64] >> (bit % 64)) & 1); }
+};
+
+// The memory a read may hold for what it buffers (records waiting for their
+// FINISHED_ROUND, attrs' ids, process maps in the fold stage), and how much
+// zstd may inflate: bounded by the input's size so that a small hostile file
+// cannot claim gigabytes (docs/robustness.md, "Memory budget").
+struct ReadBudget {
+  static constexpr uint64_t kMiB = uint64_t(1) << 20;
+  static constexpr uint64_t kFloor = 256 * kMiB;         // at least this much ...
+  static constexpr uint64_t kPerInputByte = 16;          // ... else 16 x the input ...
+  static constexpr uint64_t kCap = 16 * 1024 * kMiB;     // ... and at most 16 GiB
+  // Decompressed bytes of COMPRESSED records (streamed, not held): 256 x the
+  // input, at least 4 x the memory limit.
+  static constexpr uint64_t kDecompressedPerInputByte = 256;
+  // Records inside COMPRESSED ones: each costs time however small it is, so
+  // their number is bounded too: 4 per input byte, at least 4 Mi (perf
+  // writes far fewer: about one per 5-50 compressed bytes).
+  static constexpr uint64_t kDecompressedRecordsPerInputByte = 4;
+  static constexpr uint64_t kDecompressedRecordsFloor = uint64_t(4) << 20;
+  static constexpr uint64_t kUnlimited = UINT64_MAX;
+
+  // max_memory: 0 = automatic (above), kUnlimited = none, else that many bytes.
+  // input_bytes: the file's size, or the bytes of a pipe read so far.
+  static uint64_t memory_limit(uint64_t max_memory, uint64_t input_bytes) {
+    if (max_memory) return max_memory;
+    uint64_t l = input_bytes > kCap / kPerInputByte ? kCap : input_bytes * kPerInputByte;
+    return l < kFloor ? kFloor : l;
+  }
+  static uint64_t decompressed_record_limit(uint64_t max_memory, uint64_t input_bytes) {
+    if (max_memory == kUnlimited) return kUnlimited;
+    uint64_t by_input = input_bytes > UINT64_MAX / kDecompressedRecordsPerInputByte
+                            ? UINT64_MAX
+                            : input_bytes * kDecompressedRecordsPerInputByte;
+    return by_input > kDecompressedRecordsFloor ? by_input : kDecompressedRecordsFloor;
+  }
+  static uint64_t decompressed_limit(uint64_t max_memory, uint64_t input_bytes) {
+    uint64_t m = memory_limit(max_memory, input_bytes);
+    if (m == kUnlimited) return kUnlimited;
+    uint64_t by_input = input_bytes > UINT64_MAX / kDecompressedPerInputByte ? UINT64_MAX
+                                                                            : input_bytes * kDecompressedPerInputByte;
+    uint64_t by_memory = m > UINT64_MAX / 4 ? UINT64_MAX : 4 * m;
+    return by_input > by_memory ? by_input : by_memory;
+  }
 };
 
 struct ReadOptions {
@@ -55,6 +100,10 @@ struct ReadOptions {
   // pipes) are read this way. stats() is then written by the reading thread
   // while the handler runs: read it only after read() returns.
   bool reading_thread = false;
+  // Memory budget (ReadBudget::memory_limit): 0 = automatic, else bytes;
+  // ReadBudget::kUnlimited for none. Exceeding it is damage (an InputError
+  // naming the byte offset, or with partial the records read before it).
+  uint64_t max_memory = 0;
 };
 
 struct ReadStats {

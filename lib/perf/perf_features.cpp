@@ -76,7 +76,7 @@ void parse_feature(int feature, const uint8_t* p, size_t size, PerfFileInfo& inf
   using namespace perf_abi;
   switch (feature) {
     case FEAT_TRACING_DATA:
-      info.tracing_data.assign(reinterpret_cast<const char*>(p), size);
+      info.tracing_data.assign(reinterpret_cast<const char*>(p), size);  // the caller sets tracing_data_offset
       break;
     case FEAT_BUILD_ID: {
       size_t pos = 0;

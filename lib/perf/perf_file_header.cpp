@@ -118,6 +118,7 @@ std::vector<EventAttr> read_attrs_section(const uint8_t* file, uint64_t file_siz
   uint64_t n = h.attrs.size / h.attr_size;
   if (n == 0) throw InputError::at_offset(path, 24, "file header: no events (empty attrs section)");
   attrs.reserve(n);
+  uint64_t total_ids = 0;
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t off = h.attrs.offset + i * h.attr_size;
     const uint8_t* p = file + off;
@@ -135,6 +136,14 @@ std::vector<EventAttr> read_attrs_section(const uint8_t* file, uint64_t file_siz
                                   "attr " + std::to_string(i) + ": ids section [" + std::to_string(ids.offset) +
                                       ", +" + std::to_string(ids.size) + ") is outside the " +
                                       std::to_string(file_size) + "-byte file or not a multiple of 8");
+    // perf writes each attr's ids once, side by side; sections that together
+    // exceed the file overlap, and copying them would multiply the file.
+    total_ids += ids.size;
+    if (total_ids > file_size)
+      throw InputError::at_offset(path, off + a.size,
+                                  "attr " + std::to_string(i) + ": the ids sections of attrs 0.." + std::to_string(i) +
+                                      " total " + std::to_string(total_ids) + " bytes, more than the whole " +
+                                      std::to_string(file_size) + "-byte file: they overlap (hostile or corrupt)");
     a.ids.resize(ids.size / 8);
     if (!a.ids.empty()) std::memcpy(a.ids.data(), file + ids.offset, ids.size);
     attrs.push_back(std::move(a));

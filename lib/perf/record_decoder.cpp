@@ -93,30 +93,41 @@ size_t parse_sample_id(const EventAttr& a, const uint8_t* rec, size_t size, Samp
 
 std::string AttrSelector::reset(const std::vector<EventAttr>& attrs) {
   by_id_.clear();
+  count_ = 0;
+  scheme_ = Scheme::Single;
+  trailers_ = false;
+  std::string warning;
   for (size_t i = 0; i < attrs.size(); ++i)
-    for (uint64_t id : attrs[i].ids) by_id_.emplace(id, i);
-  trailers_ = !attrs.empty() && attrs[0].sample_id_all();
-  if (attrs.size() <= 1) {
+    if (auto w = add(attrs[i], attrs[0]); !w.empty()) warning = w;
+  return warning;
+}
+
+std::string AttrSelector::add(const EventAttr& a, const EventAttr& first) {
+  const size_t index = count_++;
+  for (uint64_t id : a.ids) by_id_.emplace(id, index);
+  if (index == 0) {
+    trailers_ = a.sample_id_all();
+    all_identifier_ = all_id_ = same_pos_ = true;
+  }
+  all_identifier_ &= a.has(sb::IDENTIFIER);
+  all_id_ &= a.has(sb::ID);
+  same_pos_ &= id_position_in_sample(a.sample_type) == id_position_in_sample(first.sample_type) &&
+               id_position_from_end(a.sample_type) == id_position_from_end(first.sample_type);
+  const Scheme before = scheme_;
+  if (count_ <= 1) {
     scheme_ = Scheme::Single;
-    return {};
-  }
-  bool all_identifier = true, all_id = true, same_pos = true;
-  for (const auto& a : attrs) {
-    all_identifier &= a.has(sb::IDENTIFIER);
-    all_id &= a.has(sb::ID);
-    same_pos &= id_position_in_sample(a.sample_type) == id_position_in_sample(attrs[0].sample_type) &&
-                id_position_from_end(a.sample_type) == id_position_from_end(attrs[0].sample_type);
-  }
-  if (all_identifier) {
+  } else if (all_identifier_) {
     scheme_ = Scheme::Identifier;
-  } else if (all_id && same_pos) {
+  } else if (all_id_ && same_pos_) {
     scheme_ = Scheme::IdPosition;
-    sample_id_offset_ = id_position_in_sample(attrs[0].sample_type);
-    trailer_id_from_end_ = id_position_from_end(attrs[0].sample_type);
+    sample_id_offset_ = id_position_in_sample(first.sample_type);
+    trailer_id_from_end_ = id_position_from_end(first.sample_type);
   } else {
     scheme_ = Scheme::First;
-    return "events have neither PERF_SAMPLE_IDENTIFIER nor PERF_SAMPLE_ID at one position: "
-           "every record is read with the first event's layout";
+    // Said once, when the scheme first falls back (not for every later attr).
+    if (before != Scheme::First)
+      return "events have neither PERF_SAMPLE_IDENTIFIER nor PERF_SAMPLE_ID at one position: "
+             "every record is read with the first event's layout";
   }
   return {};
 }

@@ -35,6 +35,16 @@ class AttrSelector {
  public:
   // Recomputes the scheme and the id map; returns a warning (empty if none).
   std::string reset(const std::vector<EventAttr>& attrs);
+  // Appends one attr (index = attrs added so far; first = attr 0) in time
+  // proportional to its ids, so that a stream of HEADER_ATTR records costs
+  // O(1) amortised per id instead of a reset over all attrs each time.
+  // Returns the warning when the scheme first falls back to First.
+  std::string add(const EventAttr& attr, const EventAttr& first);
+  // The attr an id belongs to (the first one that listed it), or SIZE_MAX.
+  size_t attr_of_id(uint64_t id) const {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? SIZE_MAX : it->second;
+  }
   size_t select(uint32_t type, const uint8_t* rec, size_t size) const;
 
  private:
@@ -42,6 +52,8 @@ class AttrSelector {
   size_t sample_id_offset_ = 0;   // byte offset of ID in SAMPLE (IdPosition)
   size_t trailer_id_from_end_ = 0;  // bytes from the end to ID in a trailer (IdPosition)
   bool trailers_ = false;           // attr 0 has sample_id_all
+  size_t count_ = 0;                // attrs added
+  bool all_identifier_ = true, all_id_ = true, same_pos_ = true;
   std::unordered_map<uint64_t, size_t> by_id_;
   size_t lookup(uint64_t id) const {
     auto it = by_id_.find(id);

@@ -5,17 +5,14 @@
 
 namespace fg::perf_order {
 
-namespace {
-constexpr size_t kBlockBytes = 1 << 20;
-}
-
 uint8_t* RecordOrderQueue::arena_alloc(size_t size) {
   size_t need = (size + 7) & ~size_t(7);
   if (blocks_.empty() || blocks_.back().capacity - blocks_.back().used < need) {
     Block b;
-    b.capacity = std::max(kBlockBytes, need);
+    b.capacity = std::max(kArenaBlockBytes, need);
     b.words.reset(new uint64_t[b.capacity / 8]);
     blocks_.push_back(std::move(b));
+    arena_bytes_allocated_ += blocks_.back().capacity;
   }
   Block& b = blocks_.back();
   uint8_t* p = reinterpret_cast<uint8_t*>(b.words.get()) + b.used;
@@ -102,6 +99,7 @@ void RecordOrderQueue::erase_front(size_t n, ArenaBlocks* retired) {
       blocks_.resize(1);
       blocks_[0].used = 0;
       arena_bytes_live_ = 0;
+      arena_bytes_allocated_ = blocks_[0].capacity;
       return;
     }
   }
@@ -111,6 +109,7 @@ void RecordOrderQueue::erase_front(size_t n, ArenaBlocks* retired) {
   std::vector<Block> old;
   old.swap(blocks_);
   arena_bytes_live_ = 0;
+  arena_bytes_allocated_ = 0;
   for (auto& r : queue_) {
     if (!r.owned) continue;
     uint8_t* p = arena_alloc(r.size);

@@ -26,6 +26,9 @@ struct QueuedRecord {
 
 class RecordOrderQueue {
  public:
+  // Arena block size; records are at most 64 KiB, so every block has it.
+  static constexpr size_t kArenaBlockBytes = size_t(1) << 20;
+
   // Queues a record. If copy or data is not 8-aligned, the bytes are copied.
   void push(uint64_t time, const uint8_t* data, uint32_t size, uint64_t file_offset, uint32_t attr_index,
             uint32_t type, bool copy);
@@ -59,6 +62,12 @@ class RecordOrderQueue {
   }
 
   size_t size() const { return queue_.size(); }
+  // Bytes held for queued records: arena blocks and both record vectors, by
+  // capacity (what is really allocated). The reader compares it with its
+  // memory budget after each push (a subtraction and a compare, no walk).
+  uint64_t footprint() const {
+    return arena_bytes_allocated_ + (queue_.capacity() + scratch_.capacity()) * sizeof(QueuedRecord);
+  }
   // Smallest file offset still referenced by a queued record that points into
   // the file (not the arena); fallback when there is none.
   uint64_t min_file_offset(uint64_t fallback) const;
@@ -71,24 +80,37 @@ class RecordOrderQueue {
     if (queue_.empty()) return;
     sort();
     size_t n = 0;
-    // Deliver in order; on an exception from the handler drop what was delivered.
-    struct Erase {
+    // On an exception from deliver (std::bad_alloc included) the delivered
+    // records are only dropped, in a destructor that cannot allocate: an
+    // allocation failing there would be a second exception in flight, i.e.
+    // std::terminate. The arena is then left as it is (after a failure
+    // nothing is delivered from this queue any more). Compaction, which
+    // allocates, runs only on the normal path, where it may throw.
+    struct DropOnThrow {
       RecordOrderQueue& q;
       size_t& n;
-      ArenaBlocks* retired;
-      ~Erase() { q.erase_front(n, retired); }
-    } erase{*this, n, retired};
+      bool done = false;
+      ~DropOnThrow() {
+        if (!done) q.drop_front(n);
+      }
+    } guard{*this, n};
     while (n < queue_.size() && queue_[n].time <= limit) {
       const QueuedRecord& r = queue_[n];
       if (r.time > last_delivered_) last_delivered_ = r.time;
       ++n;
       deliver(r);
     }
+    guard.done = true;
+    erase_front(n, retired);
   }
   void sort();
   // Drops the first n records and compacts the arena; with retired, the old
   // blocks are moved there instead of being freed or reused.
   void erase_front(size_t n, ArenaBlocks* retired = nullptr);
+  // Drops the first n records without touching the arena; never allocates.
+  void drop_front(size_t n) noexcept {
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
   uint8_t* arena_alloc(size_t size);
 
   std::vector<QueuedRecord> queue_;
@@ -106,6 +128,7 @@ class RecordOrderQueue {
   };
   std::vector<Block> blocks_;
   size_t arena_bytes_live_ = 0;
+  size_t arena_bytes_allocated_ = 0;  // capacity of blocks_
 };
 
 }  // namespace fg::perf_order

@@ -1,5 +1,6 @@
 #include "perf/tracing_data.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -73,9 +74,9 @@ void parse_decl(std::string_view decl, TracepointField& f) {
 
 class Blob {
  public:
-  Blob(std::string_view b, const std::string& source) : b_(b), source_(source) {}
+  Blob(std::string_view b, const std::string& source, uint64_t base) : b_(b), source_(source), base_(base) {}
   [[noreturn]] void fail(const std::string& what) const {
-    throw InputError::at_offset(source_, pos_, "TRACING_DATA: " + what);
+    throw InputError::at_offset(source_, base_ + pos_, "TRACING_DATA: " + what);
   }
   const uint8_t* take(uint64_t n, const char* what) {
     if (n > b_.size() - pos_)
@@ -105,6 +106,7 @@ class Blob {
  private:
   std::string_view b_;
   const std::string& source_;
+  uint64_t base_ = 0;
   size_t pos_ = 0;
 };
 
@@ -147,9 +149,9 @@ TracepointFormat TracingData::parse_format(std::string_view text, const std::str
   return fmt;
 }
 
-TracingData TracingData::parse(std::string_view blob, const std::string& source) {
+TracingData TracingData::parse(std::string_view blob, const std::string& source, uint64_t base_offset) {
   TracingData td;
-  Blob b(blob, source);
+  Blob b(blob, source, base_offset);
   static const char magic[] = "\x17\x08\x44tracing";
   if (std::memcmp(b.take(10, "magic"), magic, 10) != 0) b.fail("bad magic (expected \\x17\\x08Dtracing)");
   td.version_ = std::string(b.cstring("version"));
@@ -164,12 +166,24 @@ TracingData TracingData::parse(std::string_view blob, const std::string& source)
   uint32_t nr_ftrace = b.get<uint32_t>("ftrace format count");
   for (uint32_t i = 0; i < nr_ftrace; ++i) b.text(b.get<uint64_t>("ftrace format size"), "ftrace format");
   uint32_t nr_systems = b.get<uint32_t>("system count");
+  const uint64_t budget = std::max<uint64_t>(kMinFormatBudget, kMaxBytesPerBlobByte * blob.size());
+  uint64_t used = 0;
   for (uint32_t s = 0; s < nr_systems; ++s) {
     std::string system(b.cstring("system name"));
     uint32_t nr = b.get<uint32_t>("event count");
     for (uint32_t i = 0; i < nr; ++i) {
       uint64_t size = b.get<uint64_t>("event format size");
-      td.formats_.push_back(parse_format(b.text(size, "event format"), system));
+      TracepointFormat f = parse_format(b.text(size, "event format"), system);
+      // What the format holds, roughly; the vectors' slack at most doubles it.
+      used += sizeof f + f.system.size() + f.name.size() + f.print_fmt.size();
+      for (const auto& field : f.fields) used += sizeof field + field.name.size() + field.type.size();
+      if (used > budget)
+        b.fail("event formats take more than " + std::to_string(budget >> 20) + " MiB (" +
+               std::to_string(kMaxBytesPerBlobByte) + " x the " + std::to_string(blob.size()) +
+               "-byte blob, at least " + std::to_string(kMinFormatBudget >> 20) +
+               " MiB): hostile or corrupt tracing data");
+      td.by_id_.emplace(f.id, td.formats_.size());
+      td.formats_.push_back(std::move(f));
     }
   }
   // kallsyms, printk formats and saved cmdlines follow; not needed here.
@@ -177,9 +191,8 @@ TracingData TracingData::parse(std::string_view blob, const std::string& source)
 }
 
 const TracepointFormat* TracingData::find(uint64_t id) const {
-  for (const auto& f : formats_)
-    if (f.id == id) return &f;
-  return nullptr;
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : &formats_[it->second];
 }
 
 const TracepointFormat* TracingData::find(std::string_view system, std::string_view name) const {

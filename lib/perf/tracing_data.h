@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace fg {
@@ -40,8 +41,16 @@ class TracingData {
   TracingData() = default;
   // Parses a TRACING_DATA blob (feature section or pipe payload). source names
   // it in errors ("perf.data"); throws fg::InputError with the byte within the
-  // blob on malformed data.
-  static TracingData parse(std::string_view blob, const std::string& source = "tracing data");
+  // blob on malformed data, and when the parsed formats would take more than
+  // kMaxBytesPerBlobByte times the blob (at least kMinFormatBudget): a blob
+  // of empty formats under a long system name would otherwise copy that name
+  // into every one of them.
+  static constexpr uint64_t kMaxBytesPerBlobByte = 32;
+  static constexpr uint64_t kMinFormatBudget = 16u << 20;
+  // base_offset: where the blob lies in the source, added to error offsets
+  // so that they name the byte of the file.
+  static TracingData parse(std::string_view blob, const std::string& source = "tracing data",
+                           uint64_t base_offset = 0);
   // Parses one tracefs "format" text (name:, ID:, format:, field: lines).
   static TracepointFormat parse_format(std::string_view text, const std::string& system);
 
@@ -55,6 +64,7 @@ class TracingData {
 
  private:
   std::vector<TracepointFormat> formats_;
+  std::unordered_map<uint64_t, size_t> by_id_;  // first format with each ID
   std::string version_;
   uint8_t long_size_ = 0;
   uint32_t page_size_ = 0;

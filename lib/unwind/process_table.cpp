@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "perf/perf_records.h"
 
@@ -14,7 +16,7 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
-const MapEntry* find_in(const std::vector<const MapEntry*>& maps, uint64_t address) {
+const MapEntry* find_in(const MapList& maps, uint64_t address) {
   // First map with start > address, then step back one.
   auto it = std::upper_bound(maps.begin(), maps.end(), address,
                              [](uint64_t a, const MapEntry* e) { return a < e->start; });
@@ -90,8 +92,55 @@ ProcessMaps& ProcessTable::process_for_update(int32_t pid) {
   return fresh_process(pid);
 }
 
+std::shared_ptr<MapList::Vector> ProcessTable::new_list(const MapList::Vector* copy_of) {
+  uint64_t* live = &map_list_bytes_;
+  auto deleter = [live](MapList::Vector* v) {
+    *live -= v->capacity() * sizeof(const MapEntry*);
+    delete v;
+  };
+  MapList::Vector* v = copy_of ? new MapList::Vector(*copy_of) : new MapList::Vector();
+  std::shared_ptr<MapList::Vector> list(v, deleter);  // deletes v if this throws
+  map_list_bytes_ += v->capacity() * sizeof(const MapEntry*);
+  return list;
+}
+
+void ProcessTable::check_map_budget(uint64_t more) const {
+  if (map_list_budget_ && map_list_bytes_ + more > map_list_budget_)
+    throw std::length_error("process maps would take " + std::to_string((map_list_bytes_ + more + (1u << 20) - 1) >> 20) +
+                            " MiB, more than the memory budget of " + std::to_string(map_list_budget_ >> 20) +
+                            " MiB (--max-memory raises it): too many forked processes with changed maps "
+                            "(hostile input?)");
+}
+
+MapList::Vector& ProcessTable::writable(ProcessMaps& p) {
+  auto& list = p.maps.list_;
+  if (!list) {
+    list = new_list(nullptr);
+  } else if (list.use_count() > 1) {
+    check_map_budget(list->size() * sizeof(const MapEntry*));
+    list = new_list(list.get());
+  }
+  return *list;
+}
+
 void ProcessTable::insert_map(ProcessMaps& p, const MapEntry& e) {
-  auto& maps = p.maps;
+  {
+    // The entries e replaces, and how many it adds (a head and a tail of the
+    // first and last overlapped maps survive), before anything changes.
+    const MapList& list = p.maps;
+    auto first = std::lower_bound(list.begin(), list.end(), e.start,
+                                  [](const MapEntry* m, uint64_t s) { return m->end <= s; });
+    auto last = first;
+    while (last != list.end() && (*last)->start < e.end) ++last;
+    size_t added = 1;
+    if (first != last) added += ((*first)->start < e.start) + ((*(last - 1))->end > e.end);
+    const size_t removed = size_t(last - first);
+    if (added > removed && list.size() - removed + added > kMaxMapsPerProcess) {
+      ++stats_.dropped_maps;
+      return;
+    }
+  }
+  auto& maps = writable(p);
   // First map that ends after e.start: everything before it is untouched.
   auto first = std::lower_bound(maps.begin(), maps.end(), e.start,
                                 [](const MapEntry* m, uint64_t s) { return m->end <= s; });
@@ -124,8 +173,19 @@ void ProcessTable::insert_map(ProcessMaps& p, const MapEntry& e) {
   if (head) merged[n++] = head;
   merged[n++] = added;
   if (tail) merged[n++] = tail;
+  if (n == size_t(last - first)) {
+    // As many entries as replaced: overwrite in place, no shifting.
+    std::copy(merged, merged + n, first);
+    p.maps.sync();
+    touch(p);
+    return;
+  }
+  const size_t capacity = maps.capacity();
+  if (maps.size() - size_t(last - first) + n > capacity) check_map_budget(capacity * sizeof(const MapEntry*));
   auto pos = maps.erase(first, last);
   maps.insert(pos, merged, merged + n);
+  map_list_bytes_ += (maps.capacity() - capacity) * sizeof(const MapEntry*);
+  p.maps.sync();
   touch(p);
 }
 
@@ -172,7 +232,8 @@ void ProcessTable::on_comm(int32_t pid, int32_t tid, std::string_view comm, bool
       p = &fresh_process(pid);
     } else {
       p = it->second.get();
-      p->maps.clear();
+      p->maps.list_.reset();  // a list shared with the parent stays the parent's
+      p->maps.sync();
       p->incarnation = ++clock_;
       p->exited = false;
       touch(*p);
@@ -196,10 +257,12 @@ void ProcessTable::on_fork(int32_t pid, int32_t ppid, int32_t tid, int32_t ptid)
     ++stats_.forks;
     const ProcessMaps* parent = process(ppid);
     if (processes_.count(pid) != 0) ++stats_.pid_reuses;
-    std::vector<const MapEntry*> maps;
-    if (parent != nullptr) maps = parent->maps;
+    // Shared, not copied: copied only if one of the two changes its maps.
+    std::shared_ptr<MapList::Vector> maps;
+    if (parent != nullptr) maps = parent->maps.list_;
     ProcessMaps& child = fresh_process(pid);
-    child.maps = std::move(maps);
+    child.maps.list_ = std::move(maps);
+    child.maps.sync();
     child.comm = parent_comm;
   }
   Thread& t = threads_[tid];

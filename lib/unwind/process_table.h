@@ -50,6 +50,30 @@ struct MapEntry {
   bool is_kernel() const;  // "[kernel.kallsyms]..." or a module map of pid -1
 };
 
+// A process's maps, sorted by start and non-overlapping. A forked child
+// shares its parent's list until one of them changes it (copy on write), so
+// FORK costs O(1) and memory; only the ProcessTable changes it. Reads see a
+// plain array (the hot path of address lookups is unchanged).
+class MapList {
+ public:
+  const MapEntry* const* begin() const { return data_; }
+  const MapEntry* const* end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const MapEntry* operator[](size_t i) const { return data_[i]; }
+
+ private:
+  friend class ProcessTable;
+  using Vector = std::vector<const MapEntry*>;
+  void sync() {
+    data_ = list_ ? list_->data() : nullptr;
+    size_ = list_ ? list_->size() : 0;
+  }
+  std::shared_ptr<Vector> list_;
+  const MapEntry* const* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // One process incarnation: a pid between FORK/first sight and pid reuse.
 struct ProcessMaps {
   int32_t pid = 0;
@@ -60,7 +84,7 @@ struct ProcessMaps {
   uint64_t incarnation = 0;
   std::string_view comm;  // the main thread's latest comm (interned)
   bool exited = false;
-  std::vector<const MapEntry*> maps;  // sorted by start, non-overlapping
+  MapList maps;  // sorted by start, non-overlapping
   // Index into maps of the last hit of find(); a hint only, so relaxed.
   mutable std::atomic<uint32_t> last_hit{0};
 
@@ -74,13 +98,25 @@ struct ProcessMaps {
 struct ProcessTableStats {
   uint64_t mmaps = 0, comms = 0, execs = 0, forks = 0, thread_forks = 0, exits = 0;
   uint64_t pid_reuses = 0, splits = 0, replaced = 0, kernel_maps = 0;
+  uint64_t dropped_maps = 0;  // mappings that would have taken a process past kMaxMapsPerProcess
 };
 
 class ProcessTable {
  public:
   static constexpr int32_t kKernelPid = -1;
+  // Mappings one process may have (2 x Linux's default vm.max_map_count).
+  // A map list is a sorted array: inserting costs O(its size), so without a
+  // cap a stream of mappings inserted in descending order is quadratic.
+  // Past it, a mapping that would add entries is dropped (counted in
+  // stats().dropped_maps); one that replaces as many as it adds is not.
+  static constexpr size_t kMaxMapsPerProcess = size_t(1) << 17;
 
   ProcessTable();
+  // Bytes the map lists of all processes may take (copies made when a
+  // forked process changes its maps); past it the change that needs more
+  // throws std::length_error. 0 = no limit. Set from the read budget.
+  void set_map_list_budget(uint64_t bytes) { map_list_budget_ = bytes; }
+  uint64_t map_list_bytes() const { return map_list_bytes_; }
   ~ProcessTable();
   ProcessTable(const ProcessTable&) = delete;
   ProcessTable& operator=(const ProcessTable&) = delete;
@@ -135,6 +171,15 @@ class ProcessTable {
   const MapEntry* new_entry(const MapEntry& e);
   std::string_view intern(std::string_view s);
   void touch(ProcessMaps& p) { p.generation = ++clock_; }
+  // p's own list, copied first if it is shared with another process.
+  MapList::Vector& writable(ProcessMaps& p);
+  std::shared_ptr<MapList::Vector> new_list(const MapList::Vector* copy_of);
+  void check_map_budget(uint64_t more) const;
+
+  // Live bytes of all map lists (capacity); declared before the processes
+  // so that it outlives the lists whose deleters update it.
+  uint64_t map_list_bytes_ = 0;
+  uint64_t map_list_budget_ = 0;
 
   std::unordered_set<std::string> strings_;
   std::deque<MapEntry> entries_;

@@ -588,7 +588,8 @@ TEST(PerfReadingThread, InfoChangingRecordsMidStream) {
 
   for (bool pipe : {false, true}) {
     SCOPED_TRACE(pipe ? "pipe mode" : "file mode");
-    std::string bytes = pipe ? pipe_mode(header_attr(0, 100) + data) : file_mode(data, 100);
+    // A complete pipe stream ends with a FINISHED_ROUND (else it was cut short).
+    std::string bytes = pipe ? pipe_mode(header_attr(0, 100) + data + finished_round()) : file_mode(data, 100);
     std::string path = write_temp("midstream.data", bytes);
     Outcome single = compare_modes(path, ReadOptions{}, 4);
     ASSERT_EQ(single.error, "");

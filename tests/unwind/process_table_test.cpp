@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include <random>
+#include <stdexcept>
 
 #include "perf/perf_records.h"
 
@@ -105,6 +106,60 @@ TEST(ProcessTable, ForkCopiesMapsButThreadsShareThem) {
   t.on_fork(300, 299, 300, 299);
   ASSERT_NE(t.process(300), nullptr);
   EXPECT_TRUE(t.process(300)->maps.empty());
+}
+
+// FORK shares the parent's map list (copy on write): a child costs no map
+// memory until it or its parent changes; each side then sees only its own
+// changes, and copies count against the map budget.
+TEST(ProcessTable, ForkSharesMapsUntilOneSideChanges) {
+  ProcessTable t;
+  for (uint64_t i = 0; i < 1000; ++i) t.add_mmap(1, 0x100000 + 0x2000 * i, 0x1000, 0, "/lib/x.so", true);
+  const uint64_t parent_bytes = t.map_list_bytes();
+  for (int32_t pid = 1000; pid < 3000; ++pid) t.on_fork(pid, 1, pid, 1);
+  EXPECT_EQ(t.map_list_bytes(), parent_bytes);  // 2000 children, no copies
+  EXPECT_EQ(t.process(1500)->maps.size(), 1000u);
+  EXPECT_EQ(t.process(1500)->maps.begin(), t.process(1)->maps.begin());  // the same array
+  // The child's change copies; the parent and the other children keep theirs.
+  t.add_mmap(1500, 0x7f0000000000, 0x1000, 0, "/lib/y.so", true);
+  EXPECT_GT(t.map_list_bytes(), parent_bytes + 1000 * sizeof(void*) - 1);
+  EXPECT_EQ(t.process(1500)->maps.size(), 1001u);
+  EXPECT_EQ(t.process(1)->maps.size(), 1000u);
+  EXPECT_EQ(t.process(1501)->maps.size(), 1000u);
+  EXPECT_EQ(t.find(1, 0x7f0000000000), nullptr);
+  // The parent's change after the fork is not seen by the children.
+  t.add_mmap(1, 0x7e0000000000, 0x1000, 0, "/lib/z.so", true);
+  EXPECT_NE(t.find(1, 0x7e0000000000), nullptr);
+  EXPECT_EQ(t.find(1501, 0x7e0000000000), nullptr);
+  EXPECT_EQ(t.find(1501, 0x100000)->path, "/lib/x.so");
+  // exec in a child drops its share without touching the parent's list.
+  t.on_comm(1502, 1502, "exec", true);
+  EXPECT_TRUE(t.process(1502)->maps.empty());
+  EXPECT_EQ(t.process(1503)->maps.size(), 1000u);
+  // Over the budget, the change that would copy throws and changes nothing.
+  t.set_map_list_budget(t.map_list_bytes() + 100 * sizeof(void*));
+  EXPECT_THROW(t.add_mmap(1600, 0x7f0000000000, 0x1000, 0, "/lib/y.so", true), std::length_error);
+  EXPECT_EQ(t.process(1600)->maps.size(), 1000u);
+  EXPECT_EQ(t.find(1600, 0x7f0000000000), nullptr);
+}
+
+// A process's map list is a sorted array: past kMaxMapsPerProcess a mapping
+// that would add entries is dropped (counted); one that replaces as many as
+// it adds still lands, in place.
+TEST(ProcessTable, MapsPerProcessAreCapped) {
+  ProcessTable t;
+  const size_t cap = ProcessTable::kMaxMapsPerProcess;
+  for (uint64_t i = 0; i < cap + 10; ++i) t.add_mmap(1, 0x100000 + 0x2000 * (cap + 10 - i), 0x1000, 0, "/lib/x.so", true);
+  EXPECT_EQ(t.process(1)->maps.size(), cap);
+  EXPECT_EQ(t.stats().dropped_maps, 10u);
+  // Exactly over an existing map: replaces it.
+  t.add_mmap(1, 0x100000 + 0x2000 * 20, 0x1000, 0, "/lib/new.so", true);
+  EXPECT_EQ(t.find(1, 0x100000 + 0x2000 * 20)->path, "/lib/new.so");
+  EXPECT_EQ(t.process(1)->maps.size(), cap);
+  EXPECT_EQ(t.stats().dropped_maps, 10u);
+  // Inside one (a head and a tail survive): would add two, dropped.
+  t.add_mmap(1, 0x100000 + 0x2000 * 30 + 0x400, 0x400, 0, "/lib/mid.so", true);
+  EXPECT_EQ(t.stats().dropped_maps, 11u);
+  EXPECT_EQ(t.find(1, 0x100000 + 0x2000 * 30 + 0x400)->path, "/lib/x.so");
 }
 
 TEST(ProcessTable, ExecResetsTheAddressSpace) {
