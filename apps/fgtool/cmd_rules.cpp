@@ -6,6 +6,7 @@
 
 #include "categories/category_rules.h"
 #include "command.h"
+#include "diagnostics/terminal_text.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
 
@@ -33,7 +34,7 @@ int run_rules(const std::vector<std::string>& args) {
   fg::AtomicOutput out(output);
   if (!classify.empty()) {
     for (const auto& name : classify) {
-      std::string line = name;
+      std::string line = fg::terminal_safe(name);
       for (int k = 0; k < fg::kCategoryKinds; ++k) {
         auto kind = fg::CategoryKind(k);
         fg::FrameMatch m = matcher.match(kind, name, object);

@@ -1,5 +1,7 @@
 #include "traces/exporters.h"
 
+#include "diagnostics/terminal_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -194,7 +196,8 @@ void export_text_tree(FoldedProfile& profile, const ExportOptions& options, std:
   profile.finalize();
   double whole = profile.node(0).total;
   double min_total = whole * options.min_percent / 100.0;
-  out += "# " + options.name + ": " + short_number(whole) + " " + profile.units + " in " +
+  // A text tree is read on a terminal: names from the input are escaped.
+  out += "# " + terminal_safe(options.name) + ": " + short_number(whole) + " " + profile.units + " in " +
          std::to_string(profile.stack_count()) + " stacks\n";
   out += "# top-down; total = the frame and its callees, self = the frame alone, both as % of the whole;\n";
   out += "# children by total, largest first\n";
@@ -229,7 +232,7 @@ void export_text_tree(FoldedProfile& profile, const ExportOptions& options, std:
     out += percent(n.total, whole) + "  " + percent(n.self, whole) + "  " + pad_left(short_number(n.total), 12) +
            "  " + pad_left(short_number(n.self), 12) + "  " + std::string(std::min<size_t>(depth, kMaxIndent) * 2, ' ');
     if (depth > kMaxIndent) out += "[" + std::to_string(depth) + "] ";  // keeps the output linear in depth
-    out += profile.frame_name(n.frame);
+    out += terminal_safe(profile.frame_name(n.frame));
     out += '\n';
     if (profile.has_children(id)) stack.push_back(Item{sorted_children(id), 0});
   }

@@ -131,8 +131,9 @@ TEST(OutputPolicy, FullStdoutExitsTwoInEveryCommand) {
     SCOPED_TRACE(c);
     CommandResult r = run_shell(fgtool() + " " + c + " > /dev/full");
     EXPECT_EQ(r.status, 2) << r.err;
-    if (c != "--help" && c != "version" && c != "help svg")
+    if (c != "--help" && c != "version" && c != "help svg") {
       EXPECT_NE(r.err.find("write failed"), std::string::npos) << r.err;
+    }
   }
 }
 
@@ -179,7 +180,9 @@ TEST(TerminalSafety, CsvReportCellsCannotStartAFormula) {
       size_t comma = line.find(',', start);
       std::string cell = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (!cell.empty() && cell[0] == '"') cell = cell.substr(1);
-      if (!cell.empty()) EXPECT_EQ(std::string("=+@").find(cell[0]), std::string::npos) << line;
+      if (!cell.empty()) {
+        EXPECT_EQ(std::string("=+@").find(cell[0]), std::string::npos) << line;
+      }
       if (comma == std::string::npos) break;
       start = comma + 1;
     }

@@ -151,6 +151,21 @@ TEST(Exporters, TextTree) {
   EXPECT_NE(pruned.find("subtrees below 20% left out"), std::string::npos) << pruned;
 }
 
+// The text tree is read on a terminal: an escape sequence in a frame name is
+// shown, not obeyed.
+TEST(Exporters, TextTreeEscapesControlCharacters) {
+  FoldedProfile p;
+  std::vector<FrameId> stack{p.intern("main"), p.intern("evil\x1b]0;pwned\x07name")};
+  p.add(stack, 10);
+  ExportOptions o;
+  o.name = "x\x1b[2J";
+  std::string text;
+  export_text_tree(p, o, text);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+  EXPECT_NE(text.find("evil\\x1b]0;pwned\\x07name"), std::string::npos) << text;
+}
+
 TEST(Exporters, DeepStacksDoNotRecurse) {
   FoldedProfile p;
   std::vector<FrameId> frames;
