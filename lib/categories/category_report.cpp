@@ -449,11 +449,11 @@ std::string format_category_diff_text(const CategoryReport& a, const CategoryRep
     size_t w = 12;
     for (const auto& r : rows) w = std::max(w, r.name.size() + 2);
     std::string title = k == 0 ? "RESOURCE" : "PHASE";
-    out += pad(title, w) + pad("A", 8, true) + pad("B", 8, true) + pad("CHANGE", 11, true) + pad("WEIGHT", 9, true) + "\n";
+    out += pad(title, w) + pad("A", 8, true) + pad("B", 8, true) + pad("CHANGE", 11, true) + pad("WEIGHT", 11, true) + "\n";
     for (const auto& r : rows) {
       if (r.wa == 0 && r.wb == 0 && r.name != "other") continue;
       out += pad(r.name, w) + pad(fmt("%.1f%%", 100 * r.sa), 8, true) + pad(fmt("%.1f%%", 100 * r.sb), 8, true) +
-             pad(fmt("%+.1f pp", 100 * (r.sb - r.sa)), 11, true) + pad(relative_change(r.wa, r.wb), 9, true) + "\n";
+             pad(fmt("%+.1f pp", 100 * (r.sb - r.sa)), 11, true) + pad(relative_change(r.wa, r.wb), 11, true) + "\n";
     }
     out += "\n";
   }
