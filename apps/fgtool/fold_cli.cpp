@@ -25,6 +25,9 @@ void add_fold_options(po::options_description& options, FoldCliOptions& c) {
       ("jit", po::bool_switch(&c.jit), "annotate JIT frames with _[j]")
       ("all", po::bool_switch(&c.all), "all annotations (--kernel --jit)")
       ("addrs", po::bool_switch(&c.addrs), "unknown frames as [dso+0xOFFSET] instead of [dso]")
+      ("merge-jit", po::bool_switch(&c.merge_jit),
+       "unnamed code in anonymous executable memory as [JIT] in every process (default: [perf-PID.map], "
+       "as perf script names it)")
       ("inline", po::bool_switch(&c.inline_frames), "add inlined functions from DWARF")
       ("no-demangle", po::bool_switch(&c.no_demangle), "keep C++ names mangled")
       ("count", po::bool_switch(&c.count), "weight 1 per sample instead of the period");
@@ -120,6 +123,7 @@ FoldOptions to_fold_options(const FoldCliOptions& c, const po::variables_map&) {
   o.annotate_kernel = c.kernel || c.all;
   o.annotate_jit = c.jit || c.all;
   o.addrs = c.addrs;
+  o.merge_jit = c.merge_jit;
   o.count = c.count;
   o.event = c.event;
   o.comms = split_list<std::string>(c.comm, "--comm");

@@ -14,6 +14,7 @@ struct FoldCliOptions {
   std::string input, output;
   bool off_cpu = false, wall = false;
   bool pid = false, tid = false, kernel = false, jit = false, all = false, addrs = false;
+  bool merge_jit = false;
   bool inline_frames = false, no_demangle = false, count = false;
   std::string event, comm, pid_filter, tid_filter, time;
   std::string state;

@@ -112,6 +112,12 @@ std::string basename_of(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
+// perf's is_anon_memory (tools/perf/util/map.c): mappings perf names by the
+// process's perf-PID.map.
+bool is_perf_anon_path(std::string_view path) {
+  return path == "//anon" || path.rfind("/dev/zero", 0) == 0 || path.rfind("/anon_hugepage", 0) == 0;
+}
+
 bool is_clock_event(const EventAttr& a) { return a.type == 1 && (a.config == 0 || a.config == 1); }
 
 // "cpu-clock:u" names the same event as "cpu-clock".
@@ -1099,6 +1105,11 @@ class StackFolder final : public RecordHandler {
       symbols_.symbolize_jit(pid, a.address, a.return_address, resolved_);
       jit = true;
       fallback = "[" + basename_of(map->path) + "]";
+      // perf's map__new gives anonymous memory ("//anon", /dev/zero,
+      // /anon_hugepage) the dso /tmp/perf-PID.map, and perf script names an
+      // unresolved frame there by it: keep that spelling (drop-in folds).
+      if (is_perf_anon_path(map->path))
+        fallback = options_.merge_jit ? std::string("[JIT]") : "[perf-" + std::to_string(pid) + ".map]";
     }
     FrameSpan sp{uint32_t(frame_arena_.size()), 0};
     bool any = false;

@@ -67,6 +67,10 @@ struct FoldOptions {
   bool annotate_kernel = false;  // "_[k]" on kernel frames
   bool annotate_jit = false;     // "_[j]" on JIT frames (perf-PID.map)
   bool addrs = false;            // "[dso+0xOFFSET]" instead of "[dso]" for unknown frames
+  // Unnamed code in anonymous executable memory (JIT code without a
+  // perf-PID.map entry): "[perf-PID.map]" as perf script names its dso, or
+  // with merge_jit one "[JIT]" for every process.
+  bool merge_jit = false;
   bool count = false;            // weight 1 per sample instead of the period
   std::string event;             // fold this event; empty = the first sampling event
   std::vector<std::string> comms;

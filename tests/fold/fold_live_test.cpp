@@ -145,6 +145,28 @@ TEST_F(FoldLive, SystemWideRecordingFoldsAlikeOnOneAndTwoThreads) {
   EXPECT_EQ(two, fold(data, "--threads 1 --pid --kernel"));
 }
 
+// Code in anonymous executable memory with no perf-PID.map (a JIT without
+// perf support): perf script names the frame by the dso /tmp/perf-PID.map,
+// and so does the fold ("[perf-PID.map]"); --merge-jit makes it one [JIT].
+TEST_F(FoldLive, AnonymousExecutableMemoryIsNamedAsPerfDoes) {
+#if defined(__x86_64__)
+  std::string data = record("anonjit", "-e cpu-clock -F 999 -g", std::string(FOLD_ANON_JIT_BIN) + " 100000000");
+  expect_agreement(data, "", "", 99.0);
+  std::string folded = fold(data, "--pid");
+  size_t at = folded.find(";[perf-");
+  ASSERT_NE(at, std::string::npos) << folded;
+  // The pid in the name is the process's: the same as the root's comm-PID.
+  std::string root = folded.substr(0, folded.find(';'));
+  std::string pid = root.substr(root.rfind('-') + 1);
+  EXPECT_NE(folded.find(";[perf-" + pid + ".map]"), std::string::npos) << folded;
+  std::string merged = fold(data, "--merge-jit");
+  EXPECT_EQ(merged.find("[perf-"), std::string::npos) << merged;
+  EXPECT_NE(merged.find(";[JIT]"), std::string::npos) << merged;
+#else
+  GTEST_SKIP() << "the workload's machine code is x86-64";
+#endif
+}
+
 TEST_F(FoldLive, KernelFramesAgree) {
   std::string data = record("kernel", "-e cpu-clock -F 1999 -g", "dd if=/dev/zero of=/dev/null bs=512 count=400000");
   expect_agreement(data, "", "", 99.0);
