@@ -259,9 +259,14 @@ TEST_F(FoldLive, OffCpuTimeMatchesKnownBlocking) {
   std::string data = record("offcpu_dwarf", "-e sched:sched_switch --switch-events --call-graph dwarf,16384", kSleeper);
   expect_agreement(data, "--off-cpu", "--off-cpu", 98.0, 2.0);
   std::string folded = fold(data, "--off-cpu");
-  // 25 x 10 ms and 20 x 20 ms of nanosleep, in microseconds; within 5%.
-  EXPECT_NEAR(weight_of(folded, "wait_for_batch"), 250000, 250000 * 0.05) << folded;
-  EXPECT_NEAR(weight_of(folded, "wait_for_disk"), 400000, 400000 * 0.05) << folded;
+  // 25 x 10 ms and 20 x 20 ms of nanosleep, in microseconds: never less than
+  // 5% under; over by up to 30%, since on a loaded machine each wake-up
+  // waits for a CPU before the switch-in that ends the block.
+  double batch = weight_of(folded, "wait_for_batch"), disk = weight_of(folded, "wait_for_disk");
+  EXPECT_GE(batch, 250000 * 0.95) << folded;
+  EXPECT_LE(batch, 250000 * 1.30) << folded;
+  EXPECT_GE(disk, 400000 * 0.95) << folded;
+  EXPECT_LE(disk, 400000 * 1.30) << folded;
   // --state D keeps nothing of these interruptible sleeps.
   std::string d_only = fold(data, "--off-cpu --state D");
   EXPECT_LT(weight_of(d_only, "wait_for_batch"), 1000);
