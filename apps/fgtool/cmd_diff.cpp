@@ -2,6 +2,7 @@
 // flamegraph, difffolded.pl's three columns, or a table of the functions that
 // gained and lost most. Logic in lib/render/diff_flamegraph.
 #include <iostream>
+#include <optional>
 
 #include "categories/category_style.h"
 #include "command.h"
@@ -52,6 +53,7 @@ int run_diff(const std::vector<std::string>& args) {
     throw fg::UsageError("expected BEFORE AFTER, or one three-column file (see 'fgtool help diff')");
 
   fg::FoldedProfile a, b;
+  std::optional<fg::DiffUnion> both;  // both sides in one tree (folded inputs)
   fg::FoldedReadOptions ro;
   ro.lenient = lenient;
   if (inputs.size() == 1) {
@@ -66,18 +68,26 @@ int run_diff(const std::vector<std::string>& args) {
   } else {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;
-    fg::load_profile(inputs[0], a, lo);
-    fg::load_profile(inputs[1], b, lo);
-    if (a.units != b.units && !a.units.empty() && !b.units.empty())
-      std::cerr << "fgtool diff: warning: comparing " << a.units << " with " << b.units << "\n";
+    // Two folded files go into one tree (a third of the memory); the
+    // category table needs each side apart.
+    if (by.empty()) {
+      both.emplace();
+      if (!fg::load_diff_union(inputs[0], inputs[1], *both, lo)) both.reset();
+    }
+    if (!both) {
+      fg::load_profile(inputs[0], a, lo);
+      fg::load_profile(inputs[1], b, lo);
+      if (a.units != b.units && !a.units.empty() && !b.units.empty())
+        std::cerr << "fgtool diff: warning: comparing " << a.units << " with " << b.units << "\n";
+    }
   }
   // A side with nothing in it: scaling A to B's total (or shares of a zero
   // total) would turn every frame into 0 or NaN and draw an empty graph.
   // That is an error naming the file; --no-normalize draws the raw counts.
   if (dopt.normalize || by == "category") {
     for (int side = 0; side < 2; ++side) {
-      const fg::FoldedProfile& p = side ? b : a;
-      if (p.total() > 0) continue;
+      double total = both ? (side ? both->raw_sum_b : both->raw_sum_a) : (side ? b : a).total();
+      if (total > 0) continue;
       std::string name = inputs.size() == 2 ? inputs[side] : inputs[0] + (side ? " (column 3, B)" : " (column 2, A)");
       throw fg::InputError(name + ": no samples (total 0): nothing to compare " + (side ? "against" : "with") +
                            (by == "category" ? "" : "; --no-normalize draws the raw counts"));
@@ -101,7 +111,8 @@ int run_diff(const std::vector<std::string>& args) {
     for (const auto& row : fg::CategoryStyle::diff_legend(ra, rb, matcher))
       svg.legend.push_back(fg::LegendEntry{row.name, row.fill, row.share});
   }
-  fg::DiffProfile diff = fg::build_diff(a, b, dopt);
+  fg::DiffProfile diff = both ? fg::build_diff(std::move(*both), dopt) : fg::build_diff(a, b, dopt);
+  both.reset();
   if (top > 0) {
     std::cout << fg::diff_top_table(diff, top, svg.count_name.empty() ? diff.tree.units : svg.count_name);
     std::cout.flush();

@@ -306,6 +306,16 @@ void FoldedProfile::add_self(NodeId node, double weight) {
   impl_->total += weight;
 }
 
+std::vector<double> FoldedProfile::take_self_weights() {
+  std::vector<double> out(impl_->nodes.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = impl_->nodes[i].self;
+    impl_->nodes[i].self = 0;
+  }
+  impl_->total = 0;
+  return out;
+}
+
 void FoldedProfile::merge(const FoldedProfile& other, double scale) {
   const Impl& o = *other.impl_;
   std::vector<FrameId> frame_map(o.names.size());
