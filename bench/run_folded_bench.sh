@@ -36,7 +36,7 @@ if [ ! -s "$dir/big-after-shuffled.folded" ]; then
   echo "generating $dir/big-after-shuffled.folded ..."
   python3 "$here/gen_folded.py" --perturb --shuffle "$dir/big-after-shuffled.folded"
 fi
-size_mb=$(du -m "$dir/big.folded" | cut -f1)
+size_mb=$(du -mL "$dir/big.folded" | cut -f1)
 echo "input: $dir/big.folded, ${size_mb} MB, $(wc -l < "$dir/big.folded") lines"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 

@@ -217,6 +217,27 @@ struct FoldedProfile::Impl {
     return child_slots[find_child_slot(parent, frame)].child;
   }
 
+  // find_child for building: a child found down the sibling list moves to
+  // its front, so the children most stacks pass through are found in a step
+  // or two (in shuffled input the big subtrees are created first and would
+  // otherwise sit at the end of the list, behind every later-made rare one).
+  // Sibling order is not observable: every reader sorts children by name.
+  NodeId find_child_to_front(NodeId parent, FrameId frame) {
+    Link& p = links[parent];
+    if (p.child_count > kListedChildren) return child_slots[find_child_slot(parent, frame)].child;
+    NodeId prev = 0;
+    for (NodeId c = p.first_child; c; prev = c, c = links[c].next_sibling) {
+      if (links[c].frame != frame) continue;
+      if (prev) {
+        links[prev].next_sibling = links[c].next_sibling;
+        links[c].next_sibling = p.first_child;
+        p.first_child = c;
+      }
+      return c;
+    }
+    return 0;
+  }
+
   NodeId new_node(NodeId parent, FrameId frame) {
     NodeId id = static_cast<NodeId>(nodes.size());
     if (id == 0xffffffffu) throw std::length_error("more than 4 billion stack nodes");
@@ -233,7 +254,7 @@ struct FoldedProfile::Impl {
   }
 
   NodeId child(NodeId parent, FrameId frame) {
-    NodeId c = find_child(parent, frame);
+    NodeId c = find_child_to_front(parent, frame);
     return c ? c : new_node(parent, frame);
   }
 
@@ -241,7 +262,7 @@ struct FoldedProfile::Impl {
     size_t i = 0;
     NodeId p = parent;
     for (; i < n; ++i) {
-      NodeId c = find_child(p, frames[i]);
+      NodeId c = find_child_to_front(p, frames[i]);
       if (!c) break;
       p = out[i] = c;
     }
