@@ -155,11 +155,9 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
 namespace {
 template <class Flush>
 void diff_folded_lines(const DiffProfile& d, std::string& out, Flush&& flush) {
+  StackText text(d.tree);
   d.tree.for_each_stack_node([&](NodeId node, const std::vector<FrameId>& frames) {
-    for (size_t i = 0; i < frames.size(); ++i) {
-      if (i) out += ';';
-      out += d.tree.frame_name(frames[i]);
-    }
+    out += text.of(frames);
     out += ' ';
     append_count(out, d.self_a[node]);
     out += ' ';
