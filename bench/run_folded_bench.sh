@@ -8,7 +8,11 @@
 #
 # Reports: parse+merge MB/s (bench_folded, Google Benchmark, CPU time),
 # wall and CPU seconds and peak RSS of `fgtool svg` and `fgtool diff`
-# (/usr/bin/time -v). On a loaded machine trust CPU time over wall time.
+# (/usr/bin/time -v), on sorted and on shuffled input, and in the same run
+# the peers where installed: inferno-flamegraph, and inferno-diff-folded
+# followed by inferno-flamegraph (INFERNO_BIN=DIR, or the build of
+# bench/README.md under /tmp/anchors). On a loaded machine trust CPU time
+# over wall time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
@@ -28,7 +32,11 @@ if [ ! -s "$dir/big-after.folded" ]; then
   echo "generating $dir/big-after.folded (perturbed weights) ..."
   python3 "$here/gen_folded.py" --perturb "$dir/big-after.folded"
 fi
-size_mb=$(du -m "$dir/big.folded" | cut -f1)
+if [ ! -s "$dir/big-after-shuffled.folded" ]; then
+  echo "generating $dir/big-after-shuffled.folded ..."
+  python3 "$here/gen_folded.py" --perturb --shuffle "$dir/big-after-shuffled.folded"
+fi
+size_mb=$(du -mL "$dir/big.folded" | cut -f1)
 echo "input: $dir/big.folded, ${size_mb} MB, $(wc -l < "$dir/big.folded") lines"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -43,26 +51,38 @@ else
   echo "(no $build/bench/bench_folded: Google Benchmark not found; skipping parse MB/s)"
 fi
 
-measure() {  # label, command...
-  local label=$1; shift
-  local log; log=$(mktemp)
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -v "$@" 2>"$log" >/dev/null
-    local wall user sys rss
-    wall=$(grep 'Elapsed (wall clock)' "$log" | awk '{print $NF}')
-    user=$(grep 'User time' "$log" | awk '{print $NF}')
-    sys=$(grep 'System time' "$log" | awk '{print $NF}')
-    rss=$(grep 'Maximum resident' "$log" | awk '{print $NF}')
-    printf '%-28s wall %8s  cpu %6.2f s  peak RSS %6d MB\n' "$label" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN{print u+s}')" $((rss / 1024))
-  else
-    local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N)
-    printf '%-28s wall %6.2f s (install GNU time for CPU and RSS)\n' "$label" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"
-  fi
-  rm -f "$log"
-}
+. "$here/measure.sh"
 echo "== fgtool =="
 measure "svg (sorted input)" "$fgtool" svg "$dir/big.folded" -o "$dir/big.svg"
 measure "svg (shuffled input)" "$fgtool" svg "$dir/big-shuffled.folded" -o "$dir/big-shuffled.svg"
-measure "diff (svg)" "$fgtool" diff "$dir/big.folded" "$dir/big-after.folded" -o "$dir/diff.svg"
-measure "diff --format folded" "$fgtool" diff --format folded "$dir/big.folded" "$dir/big-after.folded" -o "$dir/diff.folded"
+for order in sorted shuffled; do
+  if [ $order = sorted ]; then a=$dir/big.folded b=$dir/big-after.folded
+  else a=$dir/big-shuffled.folded b=$dir/big-after-shuffled.folded; fi
+  measure "diff (svg, $order)" "$fgtool" diff "$a" "$b" -o "$dir/diff-$order.svg"
+  fg_svg=$MEASURED_CPU
+  measure "diff --format folded ($order)" "$fgtool" diff --format folded "$a" "$b" -o "$dir/diff-$order.folded"
+  eval "fg_svg_$order=$fg_svg fg_folded_$order=$MEASURED_CPU"
+done
 echo "svg size: $(du -k "$dir/big.svg" | cut -f1) KB, $(grep -c '<g fg:x' "$dir/big.svg") frames drawn"
+
+inferno=$(find_inferno)
+if [ -z "$inferno" ]; then
+  echo "(inferno not found: set INFERNO_BIN or build it as bench/README.md says; no peer figures)"
+  exit 0
+fi
+echo "== inferno ($inferno) =="
+measure "inferno-flamegraph (sorted input)" "$inferno/inferno-flamegraph" "$dir/big.folded"
+measure "inferno-flamegraph (shuffled input)" "$inferno/inferno-flamegraph" "$dir/big-shuffled.folded"
+for order in sorted shuffled; do
+  if [ $order = sorted ]; then a=$dir/big.folded b=$dir/big-after.folded
+  else a=$dir/big-shuffled.folded b=$dir/big-after-shuffled.folded; fi
+  measure "inferno-diff-folded ($order)" "$inferno/inferno-diff-folded" "$a" "$b"
+  d=$MEASURED_CPU
+  "$inferno/inferno-diff-folded" "$a" "$b" > "$dir/inferno-diff-$order.folded"
+  measure "  + inferno-flamegraph of it" "$inferno/inferno-flamegraph" "$dir/inferno-diff-$order.folded"
+  sum=$(awk -v a="$d" -v b="$MEASURED_CPU" 'BEGIN{printf "%.2f", a+b}')
+  eval "fgs=\$fg_svg_$order fgf=\$fg_folded_$order"
+  printf '%-44s cpu %6.2f s: fgtool diff svg %.2fx, --format folded %.2fx its speed\n' \
+    "inferno diff+flamegraph ($order)" "$sum" "$(awk -v i="$sum" -v f="$fgs" 'BEGIN{print i/f}')" \
+    "$(awk -v i="$sum" -v f="$fgf" 'BEGIN{print i/f}')"
+done

@@ -3,6 +3,7 @@
 // gained and lost most. Logic in lib/render/diff_flamegraph.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "categories/category_style.h"
 #include "command.h"
@@ -64,6 +65,7 @@ int run_diff(const std::vector<std::string>& args) {
     throw fg::UsageError("expected BEFORE AFTER, or one three-column file (see 'fgtool help diff')");
 
   fg::FoldedProfile a, b;
+  std::optional<fg::DiffUnion> both;  // both sides in one tree (folded inputs)
   fg::FoldedReadOptions ro;
   ro.lenient = lenient;
   if (inputs.size() == 1) {
@@ -79,42 +81,51 @@ int run_diff(const std::vector<std::string>& args) {
     fg::ProfileLoadOptions lo;
     lo.lenient = lenient;
     pin.apply(lo);
-    // A trace is folded in the view asked for; with --ops every input is
-    // reduced to its ops (traces helper: lib/traces).
-    auto load = [&](const std::string& path, fg::FoldedProfile& into) {
-      fg::TraceInputKind kind = path == "-" ? fg::TraceInputKind::None : fg::detect_trace_input(path);
-      if (kind == fg::TraceInputKind::ChromeTrace && (gpu || ops)) {
-        fg::TraceFoldOptions to;
-        to.lenient = lenient;
-        to.gpu = gpu;
-        into = fg::fold_trace_input(path, kind, to, [&](const std::string& w) {
-          std::cerr << "fgtool diff: " << fg::terminal_safe(path) << ": " << fg::terminal_safe(w) << "\n";
-        });
-      } else {
-        fg::load_profile(path, into, lo);
-      }
-      if (ops)
-        into = kind == fg::TraceInputKind::ChromeTrace ? fg::trace_op_view(into)
-                                                       : fg::framework_op_view(into, /*keep_root=*/false);
-    };
-    load(inputs[0], a);
-    load(inputs[1], b);
-    if (a.units != b.units && !a.units.empty() && !b.units.empty()) {
-      // Never silent: time units are converted to B's, shares of other
-      // units compared only when normalised (and said), raw counts refused.
-      if (double factor = fg::time_unit_factor(a.units, b.units); factor > 0) {
-        std::cerr << "fgtool diff: note: " << inputs[0] << " is in " << a.units << ", converted to " << b.units
-                  << " (the unit of " << inputs[1] << ")\n";
-        fg::FoldedProfile converted;
-        converted.units = b.units;
-        converted.merge(a, factor);
-        a = std::move(converted);
-      } else if (!dopt.normalize) {
-        throw fg::UsageError(inputs[0] + " is in " + a.units + " but " + inputs[1] + " is in " + b.units +
-                             ": raw counts of different units cannot be compared (drop --no-normalize)");
-      } else {
-        std::cerr << "fgtool diff: warning: comparing shares of " << a.units << " (" << inputs[0] << ") with "
-                  << b.units << " (" << inputs[1] << ")\n";
+    // Two folded files go into one tree (a third of the memory); the
+    // category table, traces in a --gpu/--ops view and sides in different
+    // units need each side apart.
+    if (by.empty() && !gpu && !ops) {
+      both.emplace();
+      if (!fg::load_diff_union(inputs[0], inputs[1], *both, lo)) both.reset();
+    }
+    if (!both) {
+      // A trace is folded in the view asked for; with --ops every input is
+      // reduced to its ops (traces helper: lib/traces).
+      auto load = [&](const std::string& path, fg::FoldedProfile& into) {
+        fg::TraceInputKind kind = path == "-" ? fg::TraceInputKind::None : fg::detect_trace_input(path);
+        if (kind == fg::TraceInputKind::ChromeTrace && (gpu || ops)) {
+          fg::TraceFoldOptions to;
+          to.lenient = lenient;
+          to.gpu = gpu;
+          into = fg::fold_trace_input(path, kind, to, [&](const std::string& w) {
+            std::cerr << "fgtool diff: " << fg::terminal_safe(path) << ": " << fg::terminal_safe(w) << "\n";
+          });
+        } else {
+          fg::load_profile(path, into, lo);
+        }
+        if (ops)
+          into = kind == fg::TraceInputKind::ChromeTrace ? fg::trace_op_view(into)
+                                                         : fg::framework_op_view(into, /*keep_root=*/false);
+      };
+      load(inputs[0], a);
+      load(inputs[1], b);
+      if (a.units != b.units && !a.units.empty() && !b.units.empty()) {
+        // Never silent: time units are converted to B's, shares of other
+        // units compared only when normalised (and said), raw counts refused.
+        if (double factor = fg::time_unit_factor(a.units, b.units); factor > 0) {
+          std::cerr << "fgtool diff: note: " << inputs[0] << " is in " << a.units << ", converted to " << b.units
+                    << " (the unit of " << inputs[1] << ")\n";
+          fg::FoldedProfile converted;
+          converted.units = b.units;
+          converted.merge(a, factor);
+          a = std::move(converted);
+        } else if (!dopt.normalize) {
+          throw fg::UsageError(inputs[0] + " is in " + a.units + " but " + inputs[1] + " is in " + b.units +
+                               ": raw counts of different units cannot be compared (drop --no-normalize)");
+        } else {
+          std::cerr << "fgtool diff: warning: comparing shares of " << a.units << " (" << inputs[0] << ") with "
+                    << b.units << " (" << inputs[1] << ")\n";
+        }
       }
     }
   }
@@ -123,8 +134,8 @@ int run_diff(const std::vector<std::string>& args) {
   // That is an error naming the file; --no-normalize draws the raw counts.
   if (dopt.normalize || by == "category") {
     for (int side = 0; side < 2; ++side) {
-      const fg::FoldedProfile& p = side ? b : a;
-      if (p.total() > 0) continue;
+      double total = both ? (side ? both->raw_sum_b : both->raw_sum_a) : (side ? b : a).total();
+      if (total > 0) continue;
       std::string name = inputs.size() == 2 ? inputs[side] : inputs[0] + (side ? " (column 3, B)" : " (column 2, A)");
       throw fg::InputError(name + ": no samples (total 0): nothing to compare " + (side ? "against" : "with") +
                            (by == "category" ? "" : "; --no-normalize draws the raw counts"));
@@ -150,7 +161,8 @@ int run_diff(const std::vector<std::string>& args) {
   auto base = [](const std::string& p) { return p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1); };
   dopt.name_a = base(inputs[0]);
   dopt.name_b = inputs.size() > 1 ? base(inputs[1]) : base(inputs[0]) + " (B)";
-  fg::DiffProfile diff = fg::build_diff(a, b, dopt);
+  fg::DiffProfile diff = both ? fg::build_diff(std::move(*both), dopt) : fg::build_diff(a, b, dopt);
+  both.reset();
   // --by category: diff frames carry their category (tooltip, legend,
   // cat:NAME search); legend swatches are neutral, red/blue mean change here.
   std::unique_ptr<fg::CategoryRules> diff_rules;

@@ -161,6 +161,61 @@ void PerfScriptCollapser::add_frame(const PerfScriptFrame& f) {
   frames_.push_back(id);
 }
 
+namespace {
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+bool is_hex_digit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+}  // namespace
+
+void PerfScriptCollapser::add_frame_line(std::string_view line) {
+  // The address, checked as parse_perf_script_frame does.
+  size_t pos = 0;
+  while (pos < line.size() && is_blank(line[pos])) pos++;
+  size_t b = pos;
+  while (pos < line.size() && is_hex_digit(line[pos])) pos++;
+  if (pos == b || pos - b > 16 || (pos < line.size() && !is_blank(line[pos]))) {
+    malformed("callchain line does not start with a hexadecimal address", line_no_);
+    return;
+  }
+  if (!wanted_ || broken_) {
+    has_frames_ = true;
+    return;
+  }
+  while (pos < line.size() && is_blank(line[pos])) pos++;
+  std::string_view text = line.substr(pos);
+  FrameId key = frame_texts_.intern(text);
+  if (key == frame_text_info_.size()) {
+    // A new text: its name depends on the address only for unknown symbols
+    // with --addrs, and for kernel detection of frames without a dso.
+    PerfScriptFrame f;
+    parse_perf_script_frame(line, f);  // cannot fail: the address was checked
+    bool by_address = opt_.tidy.raw_addresses || (opt_.tidy.annotate_kernel && (f.dso.empty() || f.dso == "[unknown]"));
+    frame_text_info_.push_back(FrameText{FoldedProfile::kNoFrame, f.inlined, false, by_address});
+  }
+  FrameText& t = frame_text_info_[key];
+  has_frames_ = true;
+  if (t.inlined && !opt_.keep_inline) return;
+  if (t.frame == FoldedProfile::kNoFrame || t.by_address) {
+    // First use (or an address-dependent name): the full path, remembered.
+    PerfScriptFrame f;
+    parse_perf_script_frame(line, f);
+    size_t before = frames_.size();
+    uint64_t truncated_names = stats_.truncated_names;
+    add_frame(f);
+    if (frames_.size() > before && !t.by_address) {
+      t.frame = frames_.back();
+      t.name_truncated = stats_.truncated_names != truncated_names;
+    }
+    return;
+  }
+  if (frames_.size() >= kMaxStackDepth) {
+    if (!truncated_) ++stats_.truncated_stacks;
+    truncated_ = true;
+    return;
+  }
+  if (t.name_truncated) ++stats_.truncated_names;
+  frames_.push_back(t.frame);
+}
+
 FrameId PerfScriptCollapser::root_frame(std::string_view comm, std::string_view pid, std::string_view tid) {
   name_.clear();
   for (char c : comm) name_ += c == ' ' ? '_' : c == ';' ? ':' : c;
@@ -264,16 +319,11 @@ void PerfScriptCollapser::feed(std::string_view line) {
   }
   if (line[0] == '#') return;  // perf's header comments
   if (line[0] == '\t') {
-    PerfScriptFrame f;
     if (!in_sample_) {
       malformed("callchain line outside a sample (is a sample header missing?)", line_no_);
       return;
     }
-    if (!parse_perf_script_frame(line, f)) {
-      malformed("callchain line does not start with a hexadecimal address", line_no_);
-      return;
-    }
-    add_frame(f);
+    add_frame_line(line);
     return;
   }
   if (in_sample_ && has_frames_ && line[0] == ' ') return;  // "  file.c:12" from -F +srcline

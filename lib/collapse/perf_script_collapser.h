@@ -74,6 +74,7 @@ class PerfScriptCollapser {
  private:
   void begin_sample(const PerfScriptHeader& h);
   void add_frame(const PerfScriptFrame& f);
+  void add_frame_line(std::string_view line);
   void flush_sample();
   void malformed(const std::string& what, uint64_t line);
   bool wanted_on_cpu(std::string_view event);
@@ -101,6 +102,18 @@ class PerfScriptCollapser {
   std::vector<FrameId> frames_;  // leaf first, as printed
   std::vector<FrameId> stack_;   // root first
   std::string name_;             // scratch for frame names
+  // Callchain lines repeat: the same "sym+off (dso)" text (the line after
+  // its address) always gives the same frame, so its tidied, interned name
+  // is kept per text and the parse, tidy and intern of a repeat are skipped.
+  // frame_texts_ only interns the texts (its tree stays empty).
+  struct FrameText {
+    FrameId frame;         // kNoFrame until first added
+    bool inlined;          // perf's "(inlined)" marker
+    bool name_truncated;   // the name was cut to kMaxFrameNameBytes
+    bool by_address;       // the name depends on the address: never cached
+  };
+  FoldedProfile frame_texts_;
+  std::vector<FrameText> frame_text_info_;
   bool saw_period_ = false;
   bool chose_event_ = false;
   uint64_t sched_switch_samples_ = 0;

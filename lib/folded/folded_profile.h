@@ -70,6 +70,10 @@ class FoldedProfile {
   // for `frame`, created when missing, and weight added to a node's self.
   NodeId child(NodeId parent, FrameId frame);
   void add_self(NodeId node, double weight);
+  // Every node's self weight (index = NodeId), leaving them and total() at 0,
+  // so a second input can be read into the same tree with its weights kept
+  // apart (how `fgtool diff` holds both sides in one tree).
+  std::vector<double> take_self_weights();
   // Batch forms for fast readers (the cache misses of a batch overlap):
   // interns names[0..count) into ids, and walks/creates the path
   // frames[0..count) below `parent`, nodes_out[i] being the node of frames[i].

@@ -1,6 +1,7 @@
 #include "folded/folded_writer.h"
 
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 
 namespace fg {
@@ -23,15 +24,28 @@ std::string format_count(double v) {
   return s;
 }
 
+std::string_view StackText::of(const std::vector<FrameId>& frames) {
+  size_t k = 0, n = std::min(frames.size(), frames_.size());
+  while (k < n && frames[k] == frames_[k]) ++k;
+  frames_.resize(k);
+  ends_.resize(k);
+  text_.resize(k ? ends_[k - 1] : 0);
+  for (size_t i = k; i < frames.size(); ++i) {
+    if (i) text_ += ';';
+    text_ += profile_.frame_name(frames[i]);
+    ends_.push_back(text_.size());
+    frames_.push_back(frames[i]);
+  }
+  return text_;
+}
+
 namespace {
 
 template <class Flush>
 void write_lines(const FoldedProfile& profile, std::string& buf, Flush&& flush) {
+  StackText text(profile);
   profile.for_each_stack([&](const std::vector<FrameId>& frames, double weight) {
-    for (size_t i = 0; i < frames.size(); ++i) {
-      if (i) buf += ';';
-      buf += profile.frame_name(frames[i]);
-    }
+    buf += text.of(frames);
     buf += ' ';
     append_count(buf, weight);
     buf += '\n';

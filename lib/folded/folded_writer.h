@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "diagnostics/atomic_output.h"
 #include "folded/folded_profile.h"
@@ -25,5 +27,21 @@ constexpr const char* kUnitsHeaderPrefix = "# fgtool units=";
 void write_folded(const FoldedProfile& profile, std::string& out);
 // Streams to an AtomicOutput (the caller commits).
 void write_folded(const FoldedProfile& profile, AtomicOutput& out);
+
+// The "a;b;c" text of stacks visited one after another (for_each_stack
+// order), reusing the previous stack's text up to the frames both share:
+// neighbours in that order share long prefixes, so most frame names are
+// neither looked up nor copied again. The view lasts until the next call.
+class StackText {
+ public:
+  explicit StackText(const FoldedProfile& profile) : profile_(profile) {}
+  std::string_view of(const std::vector<FrameId>& frames);
+
+ private:
+  const FoldedProfile& profile_;
+  std::vector<FrameId> frames_;
+  std::vector<size_t> ends_;  // text_ size after each frame
+  std::string text_;
+};
 
 }  // namespace fg

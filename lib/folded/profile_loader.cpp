@@ -5,9 +5,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <mutex>
 
 #include "diagnostics/input_error.h"
+#include "diagnostics/terminal_text.h"
 #include "folded/folded_reader.h"
 
 namespace fg {
@@ -130,6 +132,72 @@ FoldedProfile load_profiles(const std::vector<std::string>& paths, const Profile
     if (label) *label += (label->empty() ? "" : " + ") + in;
   }
   return profile;
+}
+
+bool load_diff_union(const std::string& a, const std::string& b, DiffUnion& out, const ProfileLoadOptions& options) {
+  for (const std::string* path : {&a, &b})
+    if (*path != "-" && find_profile_loader(read_file_head(*path))) return false;
+  auto emit = [&](const std::string& msg) {
+    if (options.warn) options.warn(msg);
+    else std::cerr << "fgtool: warning: " << terminal_safe(msg) << "\n";
+  };
+  FoldedReadOptions ro;
+  ro.lenient = options.lenient;
+  // B is read first (its nodes come first in the tree, as build_diff orders
+  // them) but reported second: its warnings wait until A's are out.
+  std::vector<std::string> b_warnings;
+  ro.warn = [&](const std::string& msg) { b_warnings.push_back(msg); };
+  try {
+    read_folded(b, out.tree, ro);
+    check_total(out.tree, b);
+  } catch (const InputError&) {
+    // Loaded apart, a broken A was reported before anything about B.
+    FoldedProfile alone;
+    load_profile(a, alone, options);
+    throw;
+  }
+  out.self_b = out.tree.take_self_weights();
+  for (size_t i = 1; i < out.self_b.size(); ++i) out.raw_sum_b += out.self_b[i];
+  const std::string units_b = out.tree.units;
+  out.tree.units = FoldedProfile().units;  // what A is in without a units line
+  ro.warn = options.warn;
+  read_folded(a, out.tree, ro);
+  check_total(out.tree, a);
+  // Sides in different units (their "# fgtool units=" lines) are converted
+  // or refused by the caller: it loads them apart. Stdin cannot be re-read,
+  // so there the units of B stand (as before units lines existed).
+  if (options.units.empty() && out.tree.units != units_b && a != "-" && b != "-") {
+    out = DiffUnion{};
+    return false;
+  }
+  out.tree.units = units_b;
+  if (!options.units.empty()) out.tree.units = options.units;
+  for (const std::string& msg : b_warnings) emit(msg);
+  out.self_a = out.tree.take_self_weights();
+  out.self_b.resize(out.self_a.size(), 0.0);
+  // A's total in A's own node order (as when loaded apart): any order gives
+  // the same sum when every weight is a whole number and the total stays
+  // below 2^53 (the usual sample counts); otherwise A is read again alone.
+  bool whole = true;
+  double sum = 0;
+  for (size_t i = 1; i < out.self_a.size(); ++i) {
+    double w = out.self_a[i];
+    whole = whole && w == std::floor(w);
+    sum += w;
+  }
+  if (!whole || sum > 9007199254740992.0) {
+    if (a != "-") {
+      FoldedProfile alone;
+      ProfileLoadOptions quiet = options;
+      quiet.warn = [](const std::string&) {};  // already said once
+      load_profile(a, alone, quiet);
+      sum = 0;
+      for (NodeId i = 1; i < alone.node_count(); ++i) sum += alone.node(i).self;
+    }
+    // stdin cannot be read twice: the tree-order sum may differ in its last bit.
+  }
+  out.raw_sum_a = sum;
+  return true;
 }
 
 }  // namespace fg

@@ -61,4 +61,19 @@ FoldedProfile load_profile(const std::string& path, const ProfileLoadOptions& op
 FoldedProfile load_profiles(const std::vector<std::string>& paths, const ProfileLoadOptions& options = {},
                             std::string* label = nullptr);
 
+// Both inputs of a diff in one prefix tree: B read first, then A into the
+// same tree, each side's self weights kept per node. Holds one merged tree
+// where loading A and B apart and merging them held three.
+struct DiffUnion {
+  FoldedProfile tree;                   // B's nodes (in B's own order), then A's new ones; self weights 0
+  std::vector<double> self_a, self_b;   // per tree node (index = NodeId), as read
+  double raw_sum_a = 0, raw_sum_b = 0;  // each side's self weights summed in that side's own node order
+};
+// Reads BEFORE (`a`) and AFTER (`b`) into `out` when both are folded text;
+// false, reading nothing, when a registered loader claims either, and false
+// after reading when the two files' units lines differ (load those apart). Errors and warnings name the files in the order loading A and then
+// B would.
+bool load_diff_union(const std::string& a, const std::string& b, DiffUnion& out,
+                     const ProfileLoadOptions& options = {});
+
 }  // namespace fg

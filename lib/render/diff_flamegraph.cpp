@@ -38,6 +38,28 @@ std::string signed_fixed(double v, const char* fmt) {
 
 }  // namespace
 
+namespace {
+// The weights per tree node are in place (A scaled): the tree's self
+// weights are their sum, and each side's totals are summed up the tree.
+void finish_diff(DiffProfile& d) {
+  size_t n = d.tree.node_count();
+  for (NodeId i = 1; i < n; ++i) {
+    double s = d.self_a[i] + d.self_b[i];
+    if (s != 0) d.tree.add_self(i, s);
+  }
+  d.tree.finalize();
+  d.total_a = d.self_a;
+  d.total_b = d.self_b;
+  for (size_t i = n; i-- > 1;) {
+    NodeId p = d.tree.node(static_cast<NodeId>(i)).parent;
+    d.total_a[p] += d.total_a[i];
+    d.total_b[p] += d.total_b[i];
+  }
+  d.sum_a = d.total_a[0];
+  d.sum_b = d.total_b[0];
+}
+}  // namespace
+
 DiffProfile build_diff(const FoldedProfile& a, const FoldedProfile& b, const DiffOptions& options) {
   DiffProfile d;
   d.tree.units = b.units;
@@ -53,20 +75,25 @@ DiffProfile build_diff(const FoldedProfile& a, const FoldedProfile& b, const Dif
   d.scale_a = (options.normalize && d.raw_sum_a > 0) ? d.raw_sum_b / d.raw_sum_a : 1.0;
   for (NodeId i = 1; i < a.node_count(); ++i) d.self_a[ma[i]] += a.node(i).self * d.scale_a;
   for (NodeId i = 1; i < b.node_count(); ++i) d.self_b[mb[i]] += b.node(i).self;
-  for (NodeId i = 1; i < n; ++i) {
-    double s = d.self_a[i] + d.self_b[i];
-    if (s != 0) d.tree.add_self(i, s);
-  }
-  d.tree.finalize();
-  d.total_a = d.self_a;
-  d.total_b = d.self_b;
-  for (size_t i = n; i-- > 1;) {
-    NodeId p = d.tree.node(static_cast<NodeId>(i)).parent;
-    d.total_a[p] += d.total_a[i];
-    d.total_b[p] += d.total_b[i];
-  }
-  d.sum_a = d.total_a[0];
-  d.sum_b = d.total_b[0];
+  finish_diff(d);
+  return d;
+}
+
+DiffProfile build_diff(DiffUnion&& both, const DiffOptions& options) {
+  DiffProfile d;
+  d.tree = std::move(both.tree);
+  d.raw_sum_a = both.raw_sum_a;
+  d.raw_sum_b = both.raw_sum_b;
+  d.normalized = options.normalize;
+  d.scale_a = (options.normalize && d.raw_sum_a > 0) ? d.raw_sum_b / d.raw_sum_a : 1.0;
+  d.self_a = std::move(both.self_a);
+  d.self_b = std::move(both.self_b);
+  size_t n = d.tree.node_count();
+  d.self_a.resize(n, 0.0);
+  d.self_b.resize(n, 0.0);
+  d.self_a[0] = d.self_b[0] = 0;
+  for (size_t i = 1; i < n; ++i) d.self_a[i] = 0.0 + d.self_a[i] * d.scale_a;  // as build_diff's "+="
+  finish_diff(d);
   return d;
 }
 
@@ -171,11 +198,9 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
 namespace {
 template <class Flush>
 void diff_folded_lines(const DiffProfile& d, std::string& out, Flush&& flush) {
+  StackText text(d.tree);
   d.tree.for_each_stack_node([&](NodeId node, const std::vector<FrameId>& frames) {
-    for (size_t i = 0; i < frames.size(); ++i) {
-      if (i) out += ';';
-      out += d.tree.frame_name(frames[i]);
-    }
+    out += text.of(frames);
     out += ' ';
     append_count(out, d.self_a[node]);
     out += ' ';

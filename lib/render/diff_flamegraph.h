@@ -9,6 +9,7 @@
 
 #include "diagnostics/atomic_output.h"
 #include "folded/folded_profile.h"
+#include "folded/profile_loader.h"
 #include "render/flamegraph.h"
 
 namespace fg {
@@ -32,6 +33,9 @@ struct DiffProfile {
 };
 
 DiffProfile build_diff(const FoldedProfile& a, const FoldedProfile& b, const DiffOptions& options);
+// The same diff from both sides already read into one tree (load_diff_union),
+// without copying either side: what `fgtool diff` uses for folded inputs.
+DiffProfile build_diff(DiffUnion&& both, const DiffOptions& options);
 
 // Colour of a frame whose self weight changed by `delta`, given the largest
 // |delta| drawn: red for growth, blue for shrinkage, strength |delta|/max,

@@ -285,3 +285,61 @@ TEST(Collapse, LooksLikePerfScript) {
 }
 
 }  // namespace
+
+namespace {
+
+fg::FoldedProfile profile_of(const std::string& text, const fg::CollapseOptions& o) {
+  fg::FoldedProfile p;
+  fg::PerfScriptCollapser c(p, o, "t.txt");
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) c.feed(line);
+  c.finish();
+  return p;
+}
+
+// One sample header and its callchain lines (leaf first).
+std::string sample(const std::string& comm, const std::vector<std::string>& frames) {
+  std::string s = comm + " 100/100 [000] 1.000000: 1 cpu-clock:\n";
+  for (const auto& f : frames) s += "\t" + f + "\n";
+  return s + "\n";
+}
+
+}  // namespace
+
+// The collapser remembers each callchain text's frame (see FrameText): a
+// repeated text must give what a first sight gives, including where the name
+// depends on the address (--addrs, kernel detection without a dso), for
+// inlined frames, and with names cut to the limit counted per occurrence.
+TEST(Collapse, RepeatedFrameTextsFoldAsFirstSeen) {
+  std::string long_name(fg::kMaxFrameNameBytes + 10, 'n');
+  std::string text;
+  for (int i = 0; i < 3; ++i) {
+    text += sample("app", {"401000 leaf+0x1 (/bin/app)", "ffffffff81000000 [unknown] ([unknown])",
+                           "401100 inl (/bin/app) (inlined)", "401200 [unknown] (/bin/app)",
+                           "401300 " + long_name + " (/bin/app)", "401400 main (/bin/app)"});
+    // The same texts at other addresses.
+    text += sample("app", {"401001 leaf+0x1 (/bin/app)", "0000000000001234 [unknown] ([unknown])",
+                           "401201 [unknown] (/bin/app)", "401400 main (/bin/app)"});
+  }
+  for (int variant = 0; variant < 4; ++variant) {
+    fg::CollapseOptions o;
+    o.tidy.annotate_kernel = variant & 1;
+    o.tidy.raw_addresses = variant & 2;
+    o.keep_inline = variant == 3;
+    fg::CollapseStats stats;
+    std::string got = collapse_text(text, o, &stats);
+    EXPECT_EQ(stats.truncated_names, 3u) << variant;
+    // Each sample alone, through a fresh collapser (nothing cached yet).
+    fg::FoldedProfile merged;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find("\n\n", start) + 2;
+      merged.merge(profile_of(text.substr(start, end - start), o));
+      start = end;
+    }
+    EXPECT_EQ(got, folded_text(merged)) << variant;
+    EXPECT_EQ(got.find("[app <401201>]") != std::string::npos, (variant & 2) != 0) << variant;
+    EXPECT_EQ(got.find("]_[k];leaf") != std::string::npos, (variant & 1) != 0) << variant;
+    EXPECT_EQ(got.find(";inl;") != std::string::npos, variant == 3) << variant;
+  }
+}

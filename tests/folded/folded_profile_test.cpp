@@ -6,6 +6,7 @@
 #include <random>
 
 #include "folded/folded_profile.h"
+#include "folded/folded_reader.h"
 #include "folded/folded_writer.h"
 
 namespace fg {
@@ -181,6 +182,32 @@ TEST(FoldedWriter, CountsAndOrder) {
   std::string out;
   write_folded(p, out);
   EXPECT_EQ(out, "a 3\na;y 2.5\nb;x 1\n");
+}
+
+}  // namespace
+}  // namespace fg
+
+namespace fg {
+namespace {
+
+// StackText reuses the previous stack's text for the frames both share; each
+// result must be exactly the joined names, whatever came before (a longer
+// stack, a shorter one, a sibling, an unrelated root).
+TEST(StackText, JoinsWhateverCameBefore) {
+  FoldedProfile p;
+  read_folded_text("a;b;c 1\na;b 1\na;bb;c 1\nz 1\na;b;c;d 1\n", "t", p);
+  std::vector<std::vector<std::string>> stacks = {
+      {"a", "b", "c"}, {"a", "b"}, {"a", "bb", "c"}, {"z"}, {"a", "b", "c", "d"}, {"a"}, {"a", "b", "c"}};
+  StackText text(p);
+  for (const auto& names : stacks) {
+    std::vector<FrameId> ids;
+    std::string joined;
+    for (const auto& n : names) {
+      ids.push_back(p.intern(n));
+      joined += (joined.empty() ? "" : ";") + n;
+    }
+    EXPECT_EQ(text.of(ids), joined);
+  }
 }
 
 }  // namespace

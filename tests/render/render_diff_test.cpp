@@ -2,7 +2,9 @@
 // colours, three-column output, the top table, and the SVG.
 #include <gtest/gtest.h>
 
+#include "diagnostics/input_error.h"
 #include "folded/folded_reader.h"
+#include "folded/profile_loader.h"
 #include "golden.h"
 #include "render/diff_flamegraph.h"
 #include "test_support.h"
@@ -145,6 +147,75 @@ TEST(DiffGolden, BeforeAfter) {
   render_diff_flamegraph(build_diff(a, b, o), o, so, svg);
   EXPECT_EQ(test::xml_wellformed_error(svg), "");
   test::expect_golden("diff-before-after.svg", svg);
+}
+
+}  // namespace
+}  // namespace fg
+
+namespace fg {
+namespace {
+
+// `fgtool diff` reads two folded files into one tree (load_diff_union); the
+// diff must be the one build_diff makes from the sides loaded apart, to the
+// byte, also with fractional weights (where the order A's total is summed in
+// matters) and with frames and stacks only on one side.
+TEST(Diff, OneTreeUnionMatchesSidesLoadedApart) {
+  std::string dir = test::temp_dir();
+  std::string a_text = "m;x;deep 0.1\nm;y 0.7\nm;gone;z 0.3\nq 1e-3\nm;x 0.2\nm;y;w 1e15\n";
+  std::string b_text = "m;y;w 5\nm;x 0.25\nm;new;z 0.6\nm;y 0.1\nr 3\n";
+  test::write_file(dir + "/a.folded", a_text);
+  test::write_file(dir + "/b.folded", b_text);
+  for (int normalize = 0; normalize < 2; ++normalize) {
+    DiffOptions o;
+    o.normalize = normalize;
+    DiffProfile apart = build_diff(load_profile(dir + "/a.folded"), load_profile(dir + "/b.folded"), o);
+    DiffUnion both;
+    ASSERT_TRUE(load_diff_union(dir + "/a.folded", dir + "/b.folded", both));
+    DiffProfile one = build_diff(std::move(both), o);
+    EXPECT_EQ(one.raw_sum_a, apart.raw_sum_a);
+    EXPECT_EQ(one.scale_a, apart.scale_a);
+    ASSERT_EQ(one.tree.node_count(), apart.tree.node_count());
+    for (NodeId i = 0; i < one.tree.node_count(); ++i) {
+      EXPECT_EQ(one.tree.node(i).frame, apart.tree.node(i).frame);
+      EXPECT_EQ(one.self_a[i], apart.self_a[i]);
+      EXPECT_EQ(one.total_b[i], apart.total_b[i]);
+    }
+    std::string fa, fb, sa, sb;
+    write_diff_folded(apart, fa);
+    write_diff_folded(one, fb);
+    EXPECT_EQ(fa, fb);
+    render_diff_flamegraph(apart, o, SvgOptions{}, sa);
+    render_diff_flamegraph(one, o, SvgOptions{}, sb);
+    EXPECT_EQ(sa, sb);
+  }
+}
+
+// Both files broken: A is named, as when the sides were loaded one by one
+// (B is read first into the shared tree).
+TEST(Diff, OneTreeUnionReportsAFirst) {
+  std::string dir = test::temp_dir();
+  test::write_file(dir + "/a.folded", "m;x 1\nbroken-a\n");
+  test::write_file(dir + "/b.folded", "broken-b\n");
+  test::write_file(dir + "/ok.folded", "m;x 1\n");
+  DiffUnion both;
+  try {
+    load_diff_union(dir + "/a.folded", dir + "/b.folded", both);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a.folded:2"), std::string::npos) << e.what();
+  }
+  DiffUnion other;
+  EXPECT_THROW(load_diff_union(dir + "/ok.folded", dir + "/b.folded", other), InputError);
+  // Lenient: A's warnings come before B's.
+  std::vector<std::string> warnings;
+  ProfileLoadOptions lo;
+  lo.lenient = true;
+  lo.warn = [&](const std::string& m) { warnings.push_back(m); };
+  DiffUnion lenient;
+  ASSERT_TRUE(load_diff_union(dir + "/a.folded", dir + "/b.folded", lenient, lo));
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("a.folded"), std::string::npos);
+  EXPECT_NE(warnings[1].find("b.folded"), std::string::npos);
 }
 
 }  // namespace
