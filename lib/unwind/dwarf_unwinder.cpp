@@ -243,7 +243,11 @@ struct UnwindCallbacks {
     // Reads made from here on belong to unwinding this frame's caller.
     ps->memory_failed = false;
     ps->read_above_copy = false;
-    if (pc == 0) {  // the outermost frame of some runtimes
+    if (pc == 0) {  // the outermost frame of some runtimes, or a zero return address
+      // perf's unwinder keeps this frame (it prints pc - 1, ffffffffffffffff,
+      // "[unknown]"): keep it too, so folds stay drop-in for perf script's.
+      // It lies in no mapping, so the fold names it "[unknown]".
+      if (!ps->frames->empty()) ps->frames->push_back({0, true});
       ps->stop = UnwindOutcome::complete;
       ps->stopped = true;
       return DWARF_CB_ABORT;
