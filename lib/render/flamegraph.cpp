@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "diagnostics/input_error.h"
+#include "folded/weight_text.h"
 #include "render/palette.h"
 #include "render/svg_document.h"
 
@@ -139,9 +140,8 @@ std::string wall_split(double off, double total) {
 
 std::string info_text(const SvgOptions& o, const std::string& count_name, double weight, double total,
                       const std::string& category) {
-  std::string s = detail::format_display_count(weight * o.factor);
-  s += ' ';
-  s += count_name;
+  // "12.3 ms" for time units, "12,345 samples" for counts (folded/weight_text.h).
+  std::string s = human_weight_with_unit(weight * o.factor, count_name);
   s += ", ";
   s += detail::format_percent(weight, total);
   if (!category.empty()) s += ", category " + category;

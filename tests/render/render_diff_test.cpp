@@ -134,6 +134,33 @@ TEST(Diff, TopTable) {
   EXPECT_NE(table.find("     -43.33   60.00%   16.67%             30             10  y\n"), std::string::npos) << table;
 }
 
+TEST(Diff, TopTableAndTooltipsInHumanUnits) {
+  // Nanosecond profiles (folds of perf.data): ms/s and separators, not raw
+  // 10-digit numbers called "samples".
+  FoldedProfile a = from_text("m;x 1000000000\nm;y 3000000000\n");
+  FoldedProfile b = from_text("m;x 2500000000\nm;y 1500000\n");
+  a.units = b.units = "ns";
+  DiffProfile d = build_diff(a, b, DiffOptions{});
+  std::string table = diff_top_table(d, 2, "ns");
+  EXPECT_NE(table.find("A time"), std::string::npos) << table;
+  EXPECT_NE(table.find("B time"), std::string::npos) << table;
+  // x: A 1 s (as read), B 2.5 s.
+  EXPECT_NE(table.find("1.00 s         2.50 s  x\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("3.00 s         1.5 ms  y\n"), std::string::npos) << table;
+  EXPECT_EQ(table.find(" ns"), std::string::npos) << table;
+  SvgOptions o;
+  o.embed_script = false;
+  std::string svg;
+  render_diff_flamegraph(d, DiffOptions{}, o, svg);
+  EXPECT_NE(svg.find("<title>x (A 1.00 s 25.00%, B 2.50 s 99.94%"), std::string::npos) << svg;
+  // Counts keep separators and their unit.
+  FoldedProfile c = from_text("m;x 12345\n"), e = from_text("m;x 23456\n");
+  DiffProfile dc = build_diff(c, e, DiffOptions{false});
+  svg.clear();
+  render_diff_flamegraph(dc, DiffOptions{false}, o, svg);
+  EXPECT_NE(svg.find("(A 12,345 samples 100.00%, B 23,456 samples 100.00%"), std::string::npos) << svg;
+}
+
 TEST(DiffGolden, BeforeAfter) {
   FoldedProfile a, b;
   read_folded(test::testdata("folded/before.folded"), a);

@@ -8,6 +8,7 @@
 #include "folded/folded_reader.h"
 #include "golden.h"
 #include "render/flamegraph.h"
+#include "folded/weight_text.h"
 #include "test_support.h"
 
 namespace fg {
@@ -245,13 +246,39 @@ TEST(Svg, CountNameFactorAndTotal) {
   p.units = "us";
   SvgOptions o = static_options();
   std::string svg = render(p, o);
-  EXPECT_NE(svg.find("<title>x (1,500 us, 100.00%)</title>"), std::string::npos);
+  // Time units read as people write them (ms, s), as `fgtool report` does.
+  EXPECT_NE(svg.find("<title>x (1.5 ms, 100.00%)</title>"), std::string::npos);
   o.factor = 2;
   o.total = 3000;
   o.count_name = "ms";
   svg = render(p, o);
-  EXPECT_NE(svg.find("<title>x (3,000 ms, 50.00%)</title>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>x (3.00 s, 50.00%)</title>"), std::string::npos);
   EXPECT_NE(svg.find("width=\"590.0\""), std::string::npos);  // half of 1180 px
+  // Counts keep their unit name and get thousands separators.
+  o.count_name = "bytes";
+  svg = render(p, o);
+  EXPECT_NE(svg.find("<title>x (3,000 bytes, 50.00%)</title>"), std::string::npos);
+}
+
+TEST(Svg, NanosecondTooltipsAndWeightText) {
+  FoldedProfile p;
+  p.units = "ns";
+  p.add_stack("main;big", 12345678901.0);  // 12.3 s
+  p.add_stack("main;small", 45600);       // 45.6 us
+  p.add_stack("main;mid", 4567000);       // 4.6 ms
+  SvgOptions o = static_options();
+  o.min_width = "0";
+  std::string svg = render(p, o);
+  EXPECT_NE(svg.find("<title>big (12.3 s, "), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>small (45.6 us, "), std::string::npos);
+  EXPECT_NE(svg.find("<title>mid (4.6 ms, "), std::string::npos);
+  EXPECT_EQ(svg.find("samples"), std::string::npos);
+  EXPECT_EQ(svg.find("12345678901 "), std::string::npos);  // no raw 11-digit nanoseconds
+  EXPECT_EQ(human_weight_with_unit(12345, "samples"), "12,345 samples");
+  EXPECT_EQ(human_weight_with_unit(1234567.5, "samples"), "1,234,567.50 samples");
+  EXPECT_EQ(human_weight_with_unit(1234567890123.0, "ns"), "1,234.6 s");
+  EXPECT_EQ(human_weight_with_unit(999, "ns"), "999 ns");
+  EXPECT_EQ(human_weight(1234567, "samples"), "1,234,567");
 }
 
 TEST(Svg, BadOptionsAreUsageErrors) {
