@@ -135,6 +135,11 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
     if (tb == 0 && ta > 0) info += " [gone]";
     info += ", self " + signed_fixed(d.sum_b > 0 ? 100 * delta / d.sum_b : 0, "%.2f") + " pp";
     if (!f.category.empty()) info += ", category " + f.category;
+    // The fold's marker of stacks whose callers were lost (see flamegraph.cpp);
+    // colour shows change here, so only the tooltip says it.
+    if (b.depth == 2 && f.name == "[unknown]")
+      info += "; callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with fgtool record "
+              "--dwarf --stack-size 65528";
     f.info = std::move(info);
     doc.frames.push_back(std::move(f));
   }

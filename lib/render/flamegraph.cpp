@@ -148,6 +148,29 @@ std::string info_text(const SvgOptions& o, const std::string& count_name, double
   return s;
 }
 
+// A stack whose callers were lost folds with "[unknown]" right under its
+// process frame (depth 2): the fold's marker, as `perf script` prints it.
+bool is_cut_short_marker(std::string_view name, uint32_t depth) { return depth == 2 && name == "[unknown]"; }
+constexpr const char* kCutShortWhy =
+    "; callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with fgtool record --dwarf "
+    "--stack-size 65528";
+
+// Legend rows as given, plus the cut-short row when such a frame is drawn.
+std::vector<LegendEntry> legend_rows(const SvgOptions& o, const std::vector<detail::DrawFrame>& frames) {
+  std::vector<LegendEntry> rows = o.legend;
+  bool drawn = std::any_of(frames.begin(), frames.end(), [](const detail::DrawFrame& f) { return f.category == kCutShortName; });
+  bool listed = std::any_of(rows.begin(), rows.end(), [](const LegendEntry& e) { return e.name == kCutShortName; });
+  if (drawn && !listed) rows.push_back(LegendEntry{kCutShortName, kCutShortFill, "", "stacks"});
+  return rows;
+}
+
+// Marker frames count their whole width in the legend and a `cat:` search:
+// the share of samples whose callers are unknown (markers never nest).
+void count_cut_short_width(std::vector<detail::DrawFrame>& frames) {
+  for (auto& f : frames)
+    if (f.category == kCutShortName) f.self = f.width;
+}
+
 std::string resolve_palette(const SvgOptions& o, const FoldedProfile& names) {
   if (!o.colors.empty()) return o.colors;
   for (FrameId f = 0; f < names.frame_count(); ++f)
@@ -225,12 +248,20 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
     FrameStyle st = style_of(o, b.node, n.frame, true);
     f.fill = st.fill.empty() ? colorer.color(f.name, off_share, b.depth) : st.fill;
     f.category = st.category;
-    f.info = info_text(o, count_name, b.width, doc.total, st.category);
+    bool cut_short = is_cut_short_marker(f.name, b.depth);
+    if (cut_short) {
+      // Drawn hatched, in its own legend row, whatever the palette.
+      f.fill = kCutShortFill;
+      f.category = kCutShortName;
+    }
+    f.info = info_text(o, count_name, b.width, doc.total, cut_short ? "" : st.category);
     if (wall) f.info += wall_split(off[b.node], w[b.node]);
+    if (cut_short) f.info += kCutShortWhy;
     doc.frames.push_back(std::move(f));
   }
   detail::set_drawn_self(doc.frames, parent_box);
-  doc.legend = detail::complete_legend(o.legend, doc.frames, doc.total);
+  count_cut_short_width(doc.frames);
+  doc.legend = detail::complete_legend(legend_rows(o, doc.frames), doc.frames, doc.total);
   detail::write_svg_document(o, doc, out);
 }
 

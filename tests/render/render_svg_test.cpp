@@ -319,5 +319,46 @@ TEST(FlameChart, KeepsInputOrderAndMergesOnlyNeighbours) {
   EXPECT_NE(svg.find("<g fg:x=\"0\" fg:w=\"4\"><title>main (4 samples, 100.00%)"), std::string::npos);
 }
 
+// Stacks whose callers were lost fold with "[unknown]" right under the
+// process frame; that frame is drawn hatched, explained in its tooltip and
+// counted (whole width) in a "stacks:" legend row, whatever the palette.
+TEST(Svg, CutShortStacksAreHatchedExplainedAndInTheLegend) {
+  FoldedProfile p;
+  read_folded_text("proc;[unknown];libfoo;work 30\nproc;main;compute 50\nproc;main;[unknown] 20\n", "t.folded", p);
+  SvgOptions o = static_options();
+  for (const char* colors : {"hot", "wall", "mem"}) {
+    o.colors = colors;
+    std::string svg = render(p, o);
+    SCOPED_TRACE(colors);
+    // Only the root-side marker (depth 2), not a deeper [unknown] leaf.
+    std::regex hatched("<g fg:x=\"(\\d+)\" fg:w=\"(\\d+)\" fg:c=\"cut short \\(callers unknown\\)\" fg:s=\"(\\d+)\"><title>"
+                       "\\[unknown\\] \\(([^<]*)\\)</title><rect [^>]* fill=\"url\\(#fg_cutshort\\)\"");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(svg, m, hatched)) << svg;
+    EXPECT_EQ(m[2], "30");
+    EXPECT_EQ(m[3], "30");  // counted by its whole width
+    EXPECT_NE(m[4].str().find("30 samples, 30.00%"), std::string::npos) << m[4];
+    EXPECT_NE(m[4].str().find("callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with "
+                              "fgtool record --dwarf --stack-size 65528"),
+              std::string::npos)
+        << m[4];
+    auto count = [&](const std::string& needle) {
+      size_t n = 0;
+      for (size_t at = svg.find(needle); at != std::string::npos; at = svg.find(needle, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(count("fill=\"url(#fg_cutshort)\""), 2u);  // the frame and the legend swatch
+    EXPECT_EQ(count("<pattern id=\"fg_cutshort\""), 1u);
+    EXPECT_NE(svg.find("<title>cut short (callers unknown) 30.0% (stacks): click to search</title>"), std::string::npos);
+    EXPECT_NE(svg.find(">stacks:</text>"), std::string::npos);
+  }
+  // No marker, no pattern and no legend.
+  FoldedProfile whole;
+  read_folded_text("proc;main;compute 50\nproc;main;[unknown] 20\n[unknown];x 3\n", "t.folded", whole);
+  std::string svg = render(whole, static_options());
+  EXPECT_EQ(svg.find("fg_cutshort"), std::string::npos);
+  EXPECT_EQ(svg.find("id=\"legend\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fg
