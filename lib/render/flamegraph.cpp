@@ -353,15 +353,21 @@ void FlameChartBuilder::render(const SvgOptions& o, std::string& out) const {
       FrameStyle st = style_of(o, 0, n.frame, false);
       f.fill = st.fill.empty() ? colorer.color(f.name, wall && n.width > 0 ? n.off / n.width : 0, n.depth) : st.fill;
       f.category = st.category;
-      f.info = info_text(o, count_name, n.width, doc.total, st.category);
+      if (is_cut_short_marker(f.name, n.depth)) {
+        f.fill = kCutShortFill;
+        f.category = kCutShortName;
+      }
+      f.info = info_text(o, count_name, n.width, doc.total, f.category == kCutShortName ? "" : st.category);
     }
     if (wall) f.info += wall_split(n.off, n.width);
+    if (f.category == kCutShortName) f.info += kCutShortWhy;
     drawn_index[i] = static_cast<int32_t>(doc.frames.size());
     parent_index.push_back(i == 0 ? -1 : drawn_index[n.parent]);
     doc.frames.push_back(std::move(f));
   }
   detail::set_drawn_self(doc.frames, parent_index);
-  doc.legend = detail::complete_legend(o.legend, doc.frames, doc.total);
+  count_cut_short_width(doc.frames);
+  doc.legend = detail::complete_legend(legend_rows(o, doc.frames), doc.frames, doc.total);
   detail::write_svg_document(o, doc, out);
 }
 

@@ -161,6 +161,21 @@ TEST(Diff, TopTableAndTooltipsInHumanUnits) {
   EXPECT_NE(svg.find("(A 12,345 samples 100.00%, B 23,456 samples 100.00%"), std::string::npos) << svg;
 }
 
+TEST(Diff, CutShortMarkerExplainedInTheTooltip) {
+  // Colour means change on a diff, so only the tooltip marks lost callers.
+  FoldedProfile a = from_text("proc;[unknown];lib;work 10\nproc;main 10\n");
+  FoldedProfile b = from_text("proc;[unknown];lib;work 5\nproc;main 15\nproc;main;[unknown] 1\n");
+  DiffProfile d = build_diff(a, b, DiffOptions{});
+  SvgOptions o;
+  o.embed_script = false;
+  std::string svg;
+  render_diff_flamegraph(d, DiffOptions{}, o, svg);
+  size_t n = 0;
+  for (size_t at = svg.find("callers lost: "); at != std::string::npos; at = svg.find("callers lost: ", at + 1)) ++n;
+  EXPECT_EQ(n, 1u) << svg;  // the root-side marker, not the [unknown] leaf under main
+  EXPECT_EQ(svg.find("fg_cutshort"), std::string::npos);
+}
+
 TEST(DiffGolden, BeforeAfter) {
   FoldedProfile a, b;
   read_folded(test::testdata("folded/before.folded"), a);

@@ -352,6 +352,16 @@ TEST(Svg, CutShortStacksAreHatchedExplainedAndInTheLegend) {
     EXPECT_NE(svg.find("<title>cut short (callers unknown) 30.0% (stacks): click to search</title>"), std::string::npos);
     EXPECT_NE(svg.find(">stacks:</text>"), std::string::npos);
   }
+  // Flame charts mark them the same way.
+  FlameChartBuilder chart;
+  chart.add("proc;[unknown];libfoo;work", 30);
+  chart.add("proc;main;compute", 50);
+  std::string chart_svg;
+  chart.render(static_options(), chart_svg);
+  EXPECT_NE(chart_svg.find("fg:c=\"cut short (callers unknown)\" fg:s=\"30\"><title>[unknown] (30 samples, 37.50%; callers lost"),
+            std::string::npos)
+      << chart_svg;
+  EXPECT_NE(chart_svg.find("cut short (callers unknown) 37.5% (stacks)"), std::string::npos);
   // No marker, no pattern and no legend.
   FoldedProfile whole;
   read_folded_text("proc;main;compute 50\nproc;main;[unknown] 20\n[unknown];x 3\n", "t.folded", whole);
