@@ -134,6 +134,11 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
     else if (tb > 0) info += " [new]";
     if (tb == 0 && ta > 0) info += " [gone]";
     info += ", self " + signed_fixed(d.sum_b > 0 ? 100 * delta / d.sum_b : 0, "%.2f") + " pp";
+    // The same change as a weight, in B's units (A scaled when normalised).
+    if (delta != 0) {
+      std::string w = human_weight_with_unit(delta * o.factor, count_name);
+      info += " [" + (w[0] == '-' ? w : "+" + w) + "]";
+    }
     if (!f.category.empty()) info += ", category " + f.category;
     // The fold's marker of stacks whose callers were lost (see flamegraph.cpp);
     // colour shows change here, so only the tooltip says it.

@@ -89,12 +89,12 @@ TEST(Diff, SvgShapedByBOrA) {
   render_diff_flamegraph(build_diff(a, b, o), o, so, svg);
   EXPECT_EQ(test::xml_wellformed_error(svg), "");
   EXPECT_EQ(svg.find("<title>gone"), std::string::npos);  // not in B: no width
-  EXPECT_NE(svg.find("<title>new (A 0 samples 0.00%, B 10 samples 25.00%, +25.00 pp [new], self +25.00 pp)"),
+  EXPECT_NE(svg.find("<title>new (A 0 samples 0.00%, B 10 samples 25.00%, +25.00 pp [new], self +25.00 pp [+10 samples])"),
             std::string::npos)
       << svg;
   // x: A 10 of 20 (50%) scaled x2 = 20; B 30 of 40 (75%).
   EXPECT_NE(svg.find("<title>x (A 10 samples 50.00%, B 30 samples 75.00%, +25.00 pp [+50.0% normalised], "
-                     "self +25.00 pp)"),
+                     "self +25.00 pp [+10 samples])"),  // the change in B's units, A scaled
             std::string::npos);
   o.negate = true;
   svg.clear();
@@ -153,6 +153,10 @@ TEST(Diff, TopTableAndTooltipsInHumanUnits) {
   std::string svg;
   render_diff_flamegraph(d, DiffOptions{}, o, svg);
   EXPECT_NE(svg.find("<title>x (A 1.00 s 25.00%, B 2.50 s 99.94%"), std::string::npos) << svg;
+  // The self change as a time too, A scaled to B's total (x0.625375):
+  // x 2.5 s - 0.625 s, y 1.5 ms - 1.876 s.
+  EXPECT_NE(svg.find("self +74.94 pp [+1.87 s]"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("self -74.94 pp [-1.87 s]"), std::string::npos) << svg;
   // Counts keep separators and their unit.
   FoldedProfile c = from_text("m;x 12345\n"), e = from_text("m;x 23456\n");
   DiffProfile dc = build_diff(c, e, DiffOptions{false});
