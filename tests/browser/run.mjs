@@ -282,6 +282,29 @@ async function zoomTest(svgFile, readme) {
   noErrors(page, 'zoom');
   await page.close();
 }
+test('tooltips read ms/s for time profiles; a cut-short stack says why', async () => {
+  // A fold of perf.data carries its unit ("# fgtool units=ns"): tooltips
+  // must not call 12345678901 nanoseconds "samples".
+  const folded = art('ns.folded');
+  fs.writeFileSync(folded, '# fgtool units=ns\nproc;main;compute 12345678901\nproc;main;io 4567000000\nproc;[unknown];lib 456000000\n');
+  const svgFile = art('ns.svg');
+  fgtool(['svg', '--minwidth', '0', folded, '-o', svgFile]);
+  const page = await openSvg(svgFile);
+  noErrors(page, 'ns.svg');
+  const fr = await frames(page);
+  const total = 12345678901 + 4567000000 + 456000000;
+  for (const [name, text] of [['compute', `12.3 s, ${pct2(12345678901, total)}`], ['io', `4.57 s, ${pct2(4567000000, total)}`],
+                              ['all', '17.4 s, 100.00%'],
+                              ['[unknown]', `456.0 ms, ${pct2(456000000, total)}; callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with fgtool record --dwarf --stack-size 65528`]]) {
+    const f = fr.find((g) => g.name === name);
+    check(f, `no frame ${name}`);
+    await page.hover(`#frames > g:nth-child(${f.i + 1})`);
+    eq(await textOf(page, '#details'), `Function: ${name} (${text})`, `details of ${name}`);
+  }
+  check(!fr.some((f) => /samples/.test(f.title)), 'a nanosecond profile says "samples"');
+  eq(fr.find((f) => f.name === '[unknown]').fill, 'url(#fg_cutshort)', 'cut-short frame fill');
+  await page.close();
+});
 test('click zooms; Reset Zoom restores every frame', () => zoomTest(mainSvg, true));
 test('icicle (--inverted): click zooms; Reset Zoom restores every frame', () => {
   const svgFile = art('main-inverted.svg');
