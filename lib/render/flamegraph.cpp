@@ -193,6 +193,7 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
     SvgOptions plain = o;
     plain.reverse = false;
     plain.node_style = nullptr;  // node ids of the reversed tree differ; frame_style still applies
+    plain.mark_cut_short = false;  // leaf-first stacks: depth 2 is not the root side
     render_flamegraph(reverse_stacks(p), plain, out);
     return;
   }
@@ -248,7 +249,7 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
     FrameStyle st = style_of(o, b.node, n.frame, true);
     f.fill = st.fill.empty() ? colorer.color(f.name, off_share, b.depth) : st.fill;
     f.category = st.category;
-    bool cut_short = is_cut_short_marker(f.name, b.depth);
+    bool cut_short = o.mark_cut_short && is_cut_short_marker(f.name, b.depth);
     if (cut_short) {
       // Drawn hatched, in its own legend row, whatever the palette.
       f.fill = kCutShortFill;
@@ -353,7 +354,7 @@ void FlameChartBuilder::render(const SvgOptions& o, std::string& out) const {
       FrameStyle st = style_of(o, 0, n.frame, false);
       f.fill = st.fill.empty() ? colorer.color(f.name, wall && n.width > 0 ? n.off / n.width : 0, n.depth) : st.fill;
       f.category = st.category;
-      if (is_cut_short_marker(f.name, n.depth)) {
+      if (o.mark_cut_short && is_cut_short_marker(f.name, n.depth)) {
         f.fill = kCutShortFill;
         f.category = kCutShortName;
       }

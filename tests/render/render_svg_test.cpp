@@ -352,6 +352,12 @@ TEST(Svg, CutShortStacksAreHatchedExplainedAndInTheLegend) {
     EXPECT_NE(svg.find("<title>cut short (callers unknown) 30.0% (stacks): click to search</title>"), std::string::npos);
     EXPECT_NE(svg.find(">stacks:</text>"), std::string::npos);
   }
+  // Reversed (leaf-first) stacks have no root side to mark.
+  SvgOptions rev = static_options();
+  rev.reverse = true;
+  FoldedProfile q;
+  read_folded_text("a;[unknown];b 3\nproc;[unknown];lib 2\n", "t.folded", q);
+  EXPECT_EQ(render(q, rev).find("fg_cutshort"), std::string::npos);
   // Flame charts mark them the same way.
   FlameChartBuilder chart;
   chart.add("proc;[unknown];libfoo;work", 30);
