@@ -15,6 +15,7 @@
 #include "command.h"
 #include "diagnostics/input_error.h"
 #include "diagnostics/terminal_text.h"
+#include "perf_subtitle.h"
 #include "record/perf_capabilities.h"
 #include "record/record_command.h"
 #include "record/subprocess.h"
@@ -127,7 +128,13 @@ int run_record(const std::vector<std::string>& all_args) {
     for (auto& a : builder.fold_arguments()) fold.push_back(a);
     fold.insert(fold.end(), {opt.output, "-o", folded});
     fg::ChildStatus rc = fg::run_inherited(fold);
-    if (rc.ok()) rc = fg::run_inherited({self_exe(), "svg", folded, "-o", svg});
+    // The folded file has lost what perf.data says of the recording: give
+    // the graph the subtitle `fgtool svg perf.data` would (event, rate,
+    // command, duration).
+    std::vector<std::string> render = {self_exe(), "svg", folded, "-o", svg};
+    if (std::string subtitle = fg::cli::perf_data_subtitle(opt.output); !subtitle.empty())
+      render.insert(render.end(), {"--subtitle", subtitle});
+    if (rc.ok()) rc = fg::run_inherited(render);
     std::remove(folded.c_str());
     if (!rc.ok()) {
       std::cerr << "fgtool record: rendering " << fg::terminal_safe(svg) << " failed (" << rc.describe() << ")\n";

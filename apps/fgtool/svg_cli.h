@@ -55,9 +55,11 @@ inline void add_svg_options(po::options_description& options, SvgOptions& o, boo
     svg.add_options()
         ("colors", po::value(&o.colors),
          "palette: category (frames by category - gemm, omp, ... - with a legend; the default for perf.data), "
-         "hot, mem, io, wakeup, red, green, blue, aqua, yellow, purple, orange, or wall (on-CPU warm, "
-         "[off-cpu...] frames blue; the default when such frames exist); flamegraph.pl's java, js, perl, "
-         "python and rust are drawn as hot")
+         "hot, mem, io, wakeup, red, green, blue, aqua, yellow, purple, orange, or wall (hot/cold: each frame "
+         "blended from warm to blue by the share of its time spent off the CPU, in stacks holding an [off-cpu...] "
+         "frame, the on/off split in its tooltip; the default when such frames exist); flamegraph.pl's java, js, "
+         "perl, python and rust are drawn as hot. Stacks cut short (a root-side [unknown] frame) are hatched "
+         "with any palette")
         ("hash", po::bool_switch(&o.hash), "colour by name hash (same name, same colour)");
   }
   options.add(svg);

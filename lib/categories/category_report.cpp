@@ -9,6 +9,8 @@
 #include "diagnostics/csv_cell.h"
 #include "diagnostics/terminal_text.h"
 #include "categories/stack_gaps.h"
+#include "folded/profile_loader.h"
+#include "folded/weight_text.h"
 
 namespace fg {
 
@@ -29,29 +31,9 @@ std::string weight_text(double w) {
   if (std::fabs(w - std::round(w)) < 1e-9 && std::fabs(w) < 1e15) return fmt("%.0f", w);
   return fmt("%.3f", w);
 }
-// "1234567.5" -> "1,234,567.5": digits grouped in threes before the point.
-std::string group_thousands(std::string s) {
-  size_t start = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-  size_t end = s.find('.');
-  if (end == std::string::npos) end = s.size();
-  for (size_t i = end; i > start + 3; i -= 3) s.insert(i - 3, ",");
-  return s;
-}
-// Seconds per unit for time units, 0 for counts (as in folded/profile_loader.h).
-double unit_seconds(const std::string& u) {
-  return u == "ns" ? 1e-9 : u == "us" ? 1e-6 : u == "ms" ? 1e-3 : u == "s" ? 1 : 0;
-}
-// A weight for people: time in ms or s, counts with separators.
-std::string human_weight(double w, const std::string& units) {
-  double sec = unit_seconds(units);
-  if (sec > 0) {
-    double s = w * sec;
-    if (std::fabs(s) >= 10) return group_thousands(fmt("%.1f", s)) + " s";
-    if (std::fabs(s) >= 1) return fmt("%.2f", s) + " s";
-    return group_thousands(fmt("%.1f", s * 1e3)) + " ms";
-  }
-  return group_thousands(weight_text(w));
-}
+// Time units read as ms/s, counts with separators: folded/weight_text.h,
+// shared with the SVG tooltips and `diff --top`.
+double unit_seconds(const std::string& u) { return seconds_per_unit(u); }
 std::string pad(std::string s, size_t width, bool right = false) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');

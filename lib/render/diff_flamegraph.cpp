@@ -7,6 +7,8 @@
 #include <unordered_map>
 
 #include "folded/folded_writer.h"
+#include "folded/profile_loader.h"
+#include "folded/weight_text.h"
 #include "render/palette.h"
 #include "render/svg_document.h"
 #include "diagnostics/terminal_text.h"
@@ -151,15 +153,25 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
     f.fill = diff_fill(delta, max_abs);  // colour always shows the change
     f.category = category_of(b.node);
     double share_a = d.sum_a > 0 ? ta / d.sum_a : 0, share_b = d.sum_b > 0 ? tb / d.sum_b : 0;
-    std::string info = "A " + detail::format_display_count(ta * raw_a * o.factor) + " " + count_name + " " +
-                       detail::format_percent(ta, d.sum_a) + ", B " + detail::format_display_count(tb * o.factor) +
-                       " " + count_name + " " + detail::format_percent(tb, d.sum_b) + ", ";
+    std::string info = "A " + human_weight_with_unit(ta * raw_a * o.factor, count_name) + " " +
+                       detail::format_percent(ta, d.sum_a) + ", B " + human_weight_with_unit(tb * o.factor, count_name) +
+                       " " + detail::format_percent(tb, d.sum_b) + ", ";
     info += signed_fixed(100 * (share_b - share_a), "%.2f") + " pp";
     if (ta > 0) info += " [" + signed_fixed(100 * (tb - ta) / ta, "%.1f") + "%" + (d.normalized ? " normalised" : "") + "]";
     else if (tb > 0) info += " [new]";
     if (tb == 0 && ta > 0) info += " [gone]";
     info += ", self " + signed_fixed(d.sum_b > 0 ? 100 * delta / d.sum_b : 0, "%.2f") + " pp";
+    // The same change as a weight, in B's units (A scaled when normalised).
+    if (delta != 0) {
+      std::string w = human_weight_with_unit(delta * o.factor, count_name);
+      info += " [" + (w[0] == '-' ? w : "+" + w) + "]";
+    }
     if (!f.category.empty()) info += ", category " + f.category;
+    // The fold's marker of stacks whose callers were lost (see flamegraph.cpp);
+    // colour shows change here, so only the tooltip says it.
+    if (b.depth == 2 && f.name == "[unknown]")
+      info += "; callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with fgtool record "
+              "--dwarf --stack-size 65528";
     f.info = std::move(info);
     doc.frames.push_back(std::move(f));
   }
@@ -263,6 +275,9 @@ std::string diff_top_table(const DiffProfile& d, size_t n, const std::string& co
   std::vector<DiffFrameSummary> rows = summarize_diff_by_frame(d);
   const double ra = d.scale_a > 0 ? 1.0 / d.scale_a : 1.0;
   auto share = [](double v, double total) { return total > 0 ? 100.0 * v / total : 0.0; };
+  // Time units in ms/s ("12.3 ms"), counts with separators, as `report` prints them.
+  const bool time = seconds_per_unit(count_name) > 0;
+  auto cell = [&](double v) { return time ? human_weight_with_unit(v, count_name) : human_weight(v, count_name); };
   std::string out;
   char line[256];
   for (int inclusive = 0; inclusive < 2; ++inclusive) {
@@ -280,8 +295,8 @@ std::string diff_top_table(const DiffProfile& d, size_t n, const std::string& co
       });
       out += std::string(inclusive ? "Inclusive" : "Self") + " share, largest " + (gains ? "gains" : "losses") +
              " (B vs A):\n";
-      std::snprintf(line, sizeof line, "  %9s %8s %8s %14s %14s  %s\n", "change pp", "A", "B", ("A " + count_name).c_str(),
-                    ("B " + count_name).c_str(), "function");
+      std::snprintf(line, sizeof line, "  %9s %8s %8s %14s %14s  %s\n", "change pp", "A", "B", (time ? "A time" : "A " + count_name).c_str(),
+                    (time ? "B time" : "B " + count_name).c_str(), "function");
       out += line;
       size_t shown = 0;
       for (const DiffFrameSummary* r : sorted) {
@@ -289,8 +304,7 @@ std::string diff_top_table(const DiffProfile& d, size_t n, const std::string& co
         double c = change(*r);
         if (gains ? c <= 0 : c >= 0) break;
         std::snprintf(line, sizeof line, "  %+9.2f %7.2f%% %7.2f%% %14s %14s  ", c, share(a_of(*r), d.sum_a),
-                      share(b_of(*r), d.sum_b), detail::format_display_count(a_of(*r) * ra).c_str(),
-                      detail::format_display_count(b_of(*r)).c_str());
+                      share(b_of(*r), d.sum_b), cell(a_of(*r) * ra).c_str(), cell(b_of(*r)).c_str());
         out += line;
         out += r->name;
         out += '\n';

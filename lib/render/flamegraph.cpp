@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "diagnostics/input_error.h"
+#include "folded/weight_text.h"
 #include "render/palette.h"
 #include "render/svg_document.h"
 
@@ -139,13 +140,35 @@ std::string wall_split(double off, double total) {
 
 std::string info_text(const SvgOptions& o, const std::string& count_name, double weight, double total,
                       const std::string& category) {
-  std::string s = detail::format_display_count(weight * o.factor);
-  s += ' ';
-  s += count_name;
+  // "12.3 ms" for time units, "12,345 samples" for counts (folded/weight_text.h).
+  std::string s = human_weight_with_unit(weight * o.factor, count_name);
   s += ", ";
   s += detail::format_percent(weight, total);
   if (!category.empty()) s += ", category " + category;
   return s;
+}
+
+// A stack whose callers were lost folds with "[unknown]" right under its
+// process frame (depth 2): the fold's marker, as `perf script` prints it.
+bool is_cut_short_marker(std::string_view name, uint32_t depth) { return depth == 2 && name == "[unknown]"; }
+constexpr const char* kCutShortWhy =
+    "; callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with fgtool record --dwarf "
+    "--stack-size 65528";
+
+// Legend rows as given, plus the cut-short row when such a frame is drawn.
+std::vector<LegendEntry> legend_rows(const SvgOptions& o, const std::vector<detail::DrawFrame>& frames) {
+  std::vector<LegendEntry> rows = o.legend;
+  bool drawn = std::any_of(frames.begin(), frames.end(), [](const detail::DrawFrame& f) { return f.category == kCutShortName; });
+  bool listed = std::any_of(rows.begin(), rows.end(), [](const LegendEntry& e) { return e.name == kCutShortName; });
+  if (drawn && !listed) rows.push_back(LegendEntry{kCutShortName, kCutShortFill, "", "stacks"});
+  return rows;
+}
+
+// Marker frames count their whole width in the legend and a `cat:` search:
+// the share of samples whose callers are unknown (markers never nest).
+void count_cut_short_width(std::vector<detail::DrawFrame>& frames) {
+  for (auto& f : frames)
+    if (f.category == kCutShortName) f.self = f.width;
 }
 
 std::string resolve_palette(const SvgOptions& o, const FoldedProfile& names) {
@@ -170,6 +193,7 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
     SvgOptions plain = o;
     plain.reverse = false;
     plain.node_style = nullptr;  // node ids of the reversed tree differ; frame_style still applies
+    plain.mark_cut_short = false;  // leaf-first stacks: depth 2 is not the root side
     render_flamegraph(reverse_stacks(p), plain, out);
     return;
   }
@@ -225,12 +249,20 @@ void render_flamegraph(const FoldedProfile& p, const SvgOptions& o, std::string&
     FrameStyle st = style_of(o, b.node, n.frame, true);
     f.fill = st.fill.empty() ? colorer.color(f.name, off_share, b.depth) : st.fill;
     f.category = st.category;
-    f.info = info_text(o, count_name, b.width, doc.total, st.category);
+    bool cut_short = o.mark_cut_short && is_cut_short_marker(f.name, b.depth);
+    if (cut_short) {
+      // Drawn hatched, in its own legend row, whatever the palette.
+      f.fill = kCutShortFill;
+      f.category = kCutShortName;
+    }
+    f.info = info_text(o, count_name, b.width, doc.total, cut_short ? "" : st.category);
     if (wall) f.info += wall_split(off[b.node], w[b.node]);
+    if (cut_short) f.info += kCutShortWhy;
     doc.frames.push_back(std::move(f));
   }
   detail::set_drawn_self(doc.frames, parent_box);
-  doc.legend = detail::complete_legend(o.legend, doc.frames, doc.total);
+  count_cut_short_width(doc.frames);
+  doc.legend = detail::complete_legend(legend_rows(o, doc.frames), doc.frames, doc.total);
   detail::write_svg_document(o, doc, out);
 }
 
@@ -322,15 +354,21 @@ void FlameChartBuilder::render(const SvgOptions& o, std::string& out) const {
       FrameStyle st = style_of(o, 0, n.frame, false);
       f.fill = st.fill.empty() ? colorer.color(f.name, wall && n.width > 0 ? n.off / n.width : 0, n.depth) : st.fill;
       f.category = st.category;
-      f.info = info_text(o, count_name, n.width, doc.total, st.category);
+      if (o.mark_cut_short && is_cut_short_marker(f.name, n.depth)) {
+        f.fill = kCutShortFill;
+        f.category = kCutShortName;
+      }
+      f.info = info_text(o, count_name, n.width, doc.total, f.category == kCutShortName ? "" : st.category);
     }
     if (wall) f.info += wall_split(n.off, n.width);
+    if (f.category == kCutShortName) f.info += kCutShortWhy;
     drawn_index[i] = static_cast<int32_t>(doc.frames.size());
     parent_index.push_back(i == 0 ? -1 : drawn_index[n.parent]);
     doc.frames.push_back(std::move(f));
   }
   detail::set_drawn_self(doc.frames, parent_index);
-  doc.legend = detail::complete_legend(o.legend, doc.frames, doc.total);
+  count_cut_short_width(doc.frames);
+  doc.legend = detail::complete_legend(legend_rows(o, doc.frames), doc.frames, doc.total);
   detail::write_svg_document(o, doc, out);
 }
 

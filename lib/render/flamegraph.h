@@ -61,6 +61,10 @@ struct SvgOptions {
   double factor = 1;             // displayed counts are multiplied by this
   std::string notes;             // stored in the SVG's <desc id="notes">
   bool embed_script = true;      // false: no JavaScript (diffable golden files)
+  // Draw stacks cut short (a root-side "[unknown]" right under the process
+  // frame, the fold's marker) hatched, with a "stacks:" legend row and a
+  // tooltip on why. Off for --reverse, where depth 2 is no longer root-side.
+  bool mark_cut_short = true;
 
   // Colouring hooks, tried in this order; an empty fill falls back to the palette.
   std::function<FrameStyle(NodeId)> node_style;    // by tree node (stack-dependent)

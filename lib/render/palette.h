@@ -50,6 +50,18 @@ Rgb mix_colors(const Rgb& a, const Rgb& b, double t);
 // palette or diff shade is near it (magenta).
 constexpr const char* kSearchHighlight = "rgb(208,0,208)";
 
+// Stacks cut short (their callers lost: a DWARF user-stack copy that ran
+// out, or a frame-pointer chain that left every mapping) fold with a
+// root-side "[unknown]" frame right under the process frame. Such a frame
+// is drawn with a hatched pattern (white with slate stripes, defined in the
+// SVG as id "fg_cutshort"): a texture no category, palette or diff shade
+// has, and on which black labels read (tests/categories/category_style_test).
+constexpr const char* kCutShortFill = "url(#fg_cutshort)";
+constexpr const char* kCutShortBase = "rgb(255,255,255)";
+constexpr const char* kCutShortStripe = "rgb(152,152,184)";
+// Its legend row (section "stacks") and `cat:` name.
+constexpr const char* kCutShortName = "cut short (callers unknown)";
+
 // Background gradient (top, bottom) for a palette.
 void palette_background(std::string_view palette, std::string& top, std::string& bottom);
 // flamegraph.pl's --bgcolors: a gradient name (yellow, blue, green, grey) or

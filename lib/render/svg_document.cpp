@@ -289,7 +289,15 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
   }
   out += "<defs>\n<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
          "<stop stop-color=\"" + doc.background_top + "\" offset=\"5%\"/>"
-         "<stop stop-color=\"" + doc.background_bottom + "\" offset=\"95%\"/></linearGradient>\n</defs>\n";
+         "<stop stop-color=\"" + doc.background_bottom + "\" offset=\"95%\"/></linearGradient>\n";
+  // The hatching of cut-short stacks' marker frames, only where one is drawn.
+  bool cut_short = std::any_of(doc.frames.begin(), doc.frames.end(), [](const DrawFrame& f) { return f.fill == kCutShortFill; }) ||
+                   std::any_of(doc.legend.begin(), doc.legend.end(), [](const LegendEntry& e) { return e.fill == kCutShortFill; });
+  if (cut_short)
+    out += std::string("<pattern id=\"fg_cutshort\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+                       "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"") + kCutShortBase +
+           "\"/><rect width=\"3\" height=\"6\" fill=\"" + kCutShortStripe + "\"/></pattern>\n";
+  out += "</defs>\n";
   out += "<style type=\"text/css\">\n"
          "text { font-family:" + css_font(o.font_type) + "; font-size:";
   appendf(out, "%g", fs);

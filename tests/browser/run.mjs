@@ -282,6 +282,29 @@ async function zoomTest(svgFile, readme) {
   noErrors(page, 'zoom');
   await page.close();
 }
+test('tooltips read ms/s for time profiles; a cut-short stack says why', async () => {
+  // A fold of perf.data carries its unit ("# fgtool units=ns"): tooltips
+  // must not call 12345678901 nanoseconds "samples".
+  const folded = art('ns.folded');
+  fs.writeFileSync(folded, '# fgtool units=ns\nproc;main;compute 12345678901\nproc;main;io 4567000000\nproc;[unknown];lib 456000000\n');
+  const svgFile = art('ns.svg');
+  fgtool(['svg', '--minwidth', '0', folded, '-o', svgFile]);
+  const page = await openSvg(svgFile);
+  noErrors(page, 'ns.svg');
+  const fr = await frames(page);
+  const total = 12345678901 + 4567000000 + 456000000;
+  for (const [name, text] of [['compute', `12.3 s, ${pct2(12345678901, total)}`], ['io', `4.57 s, ${pct2(4567000000, total)}`],
+                              ['all', '17.4 s, 100.00%'],
+                              ['[unknown]', `456.0 ms, ${pct2(456000000, total)}; callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with fgtool record --dwarf --stack-size 65528`]]) {
+    const f = fr.find((g) => g.name === name);
+    check(f, `no frame ${name}`);
+    await page.hover(`#frames > g:nth-child(${f.i + 1})`);
+    eq(await textOf(page, '#details'), `Function: ${name} (${text})`, `details of ${name}`);
+  }
+  check(!fr.some((f) => /samples/.test(f.title)), 'a nanosecond profile says "samples"');
+  eq(fr.find((f) => f.name === '[unknown]').fill, 'url(#fg_cutshort)', 'cut-short frame fill');
+  await page.close();
+});
 test('click zooms; Reset Zoom restores every frame', () => zoomTest(mainSvg, true));
 test('icicle (--inverted): click zooms; Reset Zoom restores every frame', () => {
   const svgFile = art('main-inverted.svg');
@@ -412,6 +435,7 @@ test('URL parameters reproduce zoom and search after reload', async () => {
 // part), which is what clicking it ("cat:NAME") reports as Matched, and for
 // resources what `fgtool report` says.
 const HIGHLIGHT = 'rgb(208,0,208)';
+const CUT_SHORT = 'cut short (callers unknown)';
 const share1 = (part, whole) => {  // as the legend and "Matched" print a share
   const v = whole > 0 ? 100 * part / whole : 0, r = Math.floor(v * 10 + 0.5) / 10;
   return v > 0 && r === 0 ? '<0.1%' : r.toFixed(1) + '%';
@@ -444,18 +468,38 @@ test('category legend = width drawn in each colour = Matched of its cat: search 
   const own = ownWidths(fr);
   const total = fr.find((f) => f.depth === 0).w;
   const drawn = new Map();
-  for (const f of fr) if (f.cat) drawn.set(f.cat, (drawn.get(f.cat) || 0) + own.get(f)); else check(f.depth === 0, `frame ${f.title} has no category`);
+  // Stacks cut short (root-side [unknown] under the process frame) are drawn
+  // hatched and counted by their whole width: the share of samples whose
+  // callers are unknown, in their own legend section ("stacks:").
+  let markerOwn = 0;
+  for (const f of fr) {
+    if (f.cat === CUT_SHORT) {
+      check(f.depth === 2 && f.name === '[unknown]', `${f.title} marked cut short`);
+      eq(f.fill, 'url(#fg_cutshort)', 'cut-short frames are hatched');
+      drawn.set(f.cat, (drawn.get(f.cat) || 0) + f.w);
+      markerOwn += own.get(f);
+    } else if (f.cat) drawn.set(f.cat, (drawn.get(f.cat) || 0) + own.get(f));
+    else check(f.depth === 0, `frame ${f.title} has no category`);
+  }
+  check(drawn.get(CUT_SHORT) > 0, 'libtorch_dwarf.folded has stacks cut short, none drawn as such');
   // Every category drawn has exactly one row; rows say the drawn share.
   eq(legend.map((l) => l.cat).sort().join(','), [...drawn.keys()].sort().join(','), 'legend rows = categories drawn');
-  let sum = 0;
+  let sum = markerOwn;
   for (const l of legend) {
     eq(l.text, `${l.cat} ${share1(drawn.get(l.cat), total)}`, `legend text of ${l.cat}`);
-    sum += drawn.get(l.cat);
+    if (l.cat !== CUT_SHORT) sum += drawn.get(l.cat);
   }
-  near(sum, total, 1e-6 * total, 'legend rows add up to the whole graph');
+  near(sum, total, 1e-6 * total, 'category rows (with the markers\' own width) add up to the whole graph');
   // Resource rows are the report's resource shares (self), colour included.
   const sections = await page.evaluate(() => Array.from(document.querySelectorAll('#legend > text'), (t) => t.textContent));
-  eq(sections.join(','), 'resource:,phase:', 'legend section labels');
+  eq(sections.join(','), 'resource:,phase:,stacks:', 'legend section labels');
+  // A marker's tooltip says why its callers are missing and how to record them.
+  const marker = fr.find((f) => f.cat === CUT_SHORT);
+  check(/callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with fgtool record --dwarf --stack-size 65528\)$/.test(marker.title),
+        `cut-short tooltip: ${marker.title}`);
+  await page.hover(`#frames > g:nth-child(${marker.i + 1})`);
+  check((await textOf(page, '#details')).includes('callers lost'), 'details bar of a cut-short frame');
+  await page.mouse.move(2, 2);
   for (const r of report.resource.slice(0, -1)) {
     const l = legend.find((x) => x.cat === r.name);
     if (r.self === 0) { check(!l || drawn.get(r.name) === 0, `${r.name}: no self time in the report but drawn`); continue; }

@@ -89,6 +89,29 @@ TEST(CategoryPalette, SearchHighlightIsNoCategoryColour) {
       EXPECT_GE(delta_e(view(c, v), view(hl, v)), 10) << name << " " << c.css() << " under " << kViews[v];
 }
 
+// Cut-short stacks' marker frames are hatched white and slate grey: neither
+// colour is a category's (nor the highlight), under every simulated vision,
+// the stripes stay visible on the base, and black labels read on both.
+TEST(CategoryPalette, CutShortHatchingIsNoCategoryColour) {
+  Rgb base, stripe, hl;
+  ASSERT_TRUE(parse_css_color(kCutShortBase, base));
+  ASSERT_TRUE(parse_css_color(kCutShortStripe, stripe));
+  ASSERT_TRUE(parse_css_color(kSearchHighlight, hl));
+  auto colors = builtin_colors();
+  colors["search highlight"] = hl;
+  for (const Rgb& c : {base, stripe}) {
+    EXPECT_FALSE(white_text_on(c)) << c.css();
+    EXPECT_GE(contrast_ratio(c, Rgb{0, 0, 0}), 4.5) << c.css();
+    for (const auto& [name, cat] : colors) {
+      EXPECT_FALSE(c == cat) << name;
+      for (int v = 0; v < 4; ++v)
+        EXPECT_GE(delta_e(view(c, v), view(cat, v)), 10) << name << " " << cat.css() << " vs " << c.css() << " under "
+                                                         << kViews[v];
+    }
+  }
+  for (int v = 0; v < 4; ++v) EXPECT_GE(delta_e(view(base, v), view(stripe, v)), 15) << kViews[v];
+}
+
 TEST(CategoryPalette, LabelsReadOnEveryCategoryFill) {
   // Every fill a category frame can get (the colour shaded by name, +-6%).
   std::string folded;

@@ -66,6 +66,15 @@ TEST(RecordCli, SvgInOneGo) {
   std::string svg = read_file(dir + "/p.svg");
   EXPECT_EQ(xml_wellformed_error(svg), "");
   EXPECT_NE(svg.find("sh"), std::string::npos);
+  // The same subtitle as `fgtool svg p.data`: event, rate, command, duration.
+  auto direct = run_shell("cd " + shell_quote(dir) + " && " + fgtool_bin() + " svg p.data");
+  auto subtitle = [](const std::string& s) {
+    size_t at = s.find("<text id=\"subtitle\"");
+    return at == std::string::npos ? std::string() : s.substr(at, s.find("</text>", at) - at);
+  };
+  EXPECT_NE(subtitle(svg).find("cpu-clock"), std::string::npos) << subtitle(svg);
+  EXPECT_NE(subtitle(svg).find("command: sh -c"), std::string::npos) << subtitle(svg);
+  EXPECT_EQ(subtitle(svg), subtitle(direct.out));
   // The intermediate folded file (p.svg.folded.XXXXXX, a random name) is removed.
   EXPECT_EQ(run_shell("ls " + shell_quote(dir) + " | grep -c folded").out, "0\n");
 }

@@ -91,6 +91,15 @@ TEST(CliSvg, HelpHasExamples) {
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("Examples:"), std::string::npos);
   EXPECT_NE(r.out.find("--minwidth"), std::string::npos);
+  // --colors wall is described as drawn: a hot/cold blend, not blue leaves.
+  r = run_shell(bin() + " help svg");
+  std::string flat;  // help text is wrapped: compare with single spaces
+  for (char c : r.out)
+    if (!(c == ' ' || c == '\n') || (!flat.empty() && flat.back() != ' ')) flat += (c == '\n' ? ' ' : c);
+  EXPECT_NE(flat.find("wall (hot/cold: each frame blended from warm to blue by the share of its time spent off the CPU"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(flat.find("frames blue"), std::string::npos);
   r = run_shell(bin() + " help diff");
   EXPECT_NE(r.out.find("--negate"), std::string::npos);
 }

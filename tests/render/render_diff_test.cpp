@@ -91,12 +91,12 @@ TEST(Diff, SvgShapedByBOrA) {
   render_diff_flamegraph(build_diff(a, b, o), o, so, svg);
   EXPECT_EQ(test::xml_wellformed_error(svg), "");
   EXPECT_EQ(svg.find("<title>gone"), std::string::npos);  // not in B: no width
-  EXPECT_NE(svg.find("<title>new (A 0 samples 0.00%, B 10 samples 25.00%, +25.00 pp [new], self +25.00 pp)"),
+  EXPECT_NE(svg.find("<title>new (A 0 samples 0.00%, B 10 samples 25.00%, +25.00 pp [new], self +25.00 pp [+10 samples])"),
             std::string::npos)
       << svg;
   // x: A 10 of 20 (50%) scaled x2 = 20; B 30 of 40 (75%).
   EXPECT_NE(svg.find("<title>x (A 10 samples 50.00%, B 30 samples 75.00%, +25.00 pp [+50.0% normalised], "
-                     "self +25.00 pp)"),
+                     "self +25.00 pp [+10 samples])"),  // the change in B's units, A scaled
             std::string::npos);
   o.negate = true;
   svg.clear();
@@ -134,6 +134,52 @@ TEST(Diff, TopTable) {
   EXPECT_NE(table.find("  y\n", losses), std::string::npos);
   // y: 30 of 50 (60%) before, 10 of 60 (16.67%) after.
   EXPECT_NE(table.find("     -43.33   60.00%   16.67%             30             10  y\n"), std::string::npos) << table;
+}
+
+TEST(Diff, TopTableAndTooltipsInHumanUnits) {
+  // Nanosecond profiles (folds of perf.data): ms/s and separators, not raw
+  // 10-digit numbers called "samples".
+  FoldedProfile a = from_text("m;x 1000000000\nm;y 3000000000\n");
+  FoldedProfile b = from_text("m;x 2500000000\nm;y 1500000\n");
+  a.units = b.units = "ns";
+  DiffProfile d = build_diff(a, b, DiffOptions{});
+  std::string table = diff_top_table(d, 2, "ns");
+  EXPECT_NE(table.find("A time"), std::string::npos) << table;
+  EXPECT_NE(table.find("B time"), std::string::npos) << table;
+  // x: A 1 s (as read), B 2.5 s.
+  EXPECT_NE(table.find("1.00 s         2.50 s  x\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("3.00 s         1.5 ms  y\n"), std::string::npos) << table;
+  EXPECT_EQ(table.find(" ns"), std::string::npos) << table;
+  SvgOptions o;
+  o.embed_script = false;
+  std::string svg;
+  render_diff_flamegraph(d, DiffOptions{}, o, svg);
+  EXPECT_NE(svg.find("<title>x (A 1.00 s 25.00%, B 2.50 s 99.94%"), std::string::npos) << svg;
+  // The self change as a time too, A scaled to B's total (x0.625375):
+  // x 2.5 s - 0.625 s, y 1.5 ms - 1.876 s.
+  EXPECT_NE(svg.find("self +74.94 pp [+1.87 s]"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("self -74.94 pp [-1.87 s]"), std::string::npos) << svg;
+  // Counts keep separators and their unit.
+  FoldedProfile c = from_text("m;x 12345\n"), e = from_text("m;x 23456\n");
+  DiffProfile dc = build_diff(c, e, DiffOptions{false});
+  svg.clear();
+  render_diff_flamegraph(dc, DiffOptions{false}, o, svg);
+  EXPECT_NE(svg.find("(A 12,345 samples 100.00%, B 23,456 samples 100.00%"), std::string::npos) << svg;
+}
+
+TEST(Diff, CutShortMarkerExplainedInTheTooltip) {
+  // Colour means change on a diff, so only the tooltip marks lost callers.
+  FoldedProfile a = from_text("proc;[unknown];lib;work 10\nproc;main 10\n");
+  FoldedProfile b = from_text("proc;[unknown];lib;work 5\nproc;main 15\nproc;main;[unknown] 1\n");
+  DiffProfile d = build_diff(a, b, DiffOptions{});
+  SvgOptions o;
+  o.embed_script = false;
+  std::string svg;
+  render_diff_flamegraph(d, DiffOptions{}, o, svg);
+  size_t n = 0;
+  for (size_t at = svg.find("callers lost: "); at != std::string::npos; at = svg.find("callers lost: ", at + 1)) ++n;
+  EXPECT_EQ(n, 1u) << svg;  // the root-side marker, not the [unknown] leaf under main
+  EXPECT_EQ(svg.find("fg_cutshort"), std::string::npos);
 }
 
 TEST(DiffGolden, BeforeAfter) {

@@ -8,6 +8,7 @@
 #include "folded/folded_reader.h"
 #include "golden.h"
 #include "render/flamegraph.h"
+#include "folded/weight_text.h"
 #include "test_support.h"
 
 namespace fg {
@@ -245,13 +246,39 @@ TEST(Svg, CountNameFactorAndTotal) {
   p.units = "us";
   SvgOptions o = static_options();
   std::string svg = render(p, o);
-  EXPECT_NE(svg.find("<title>x (1,500 us, 100.00%)</title>"), std::string::npos);
+  // Time units read as people write them (ms, s), as `fgtool report` does.
+  EXPECT_NE(svg.find("<title>x (1.5 ms, 100.00%)</title>"), std::string::npos);
   o.factor = 2;
   o.total = 3000;
   o.count_name = "ms";
   svg = render(p, o);
-  EXPECT_NE(svg.find("<title>x (3,000 ms, 50.00%)</title>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>x (3.00 s, 50.00%)</title>"), std::string::npos);
   EXPECT_NE(svg.find("width=\"590.0\""), std::string::npos);  // half of 1180 px
+  // Counts keep their unit name and get thousands separators.
+  o.count_name = "bytes";
+  svg = render(p, o);
+  EXPECT_NE(svg.find("<title>x (3,000 bytes, 50.00%)</title>"), std::string::npos);
+}
+
+TEST(Svg, NanosecondTooltipsAndWeightText) {
+  FoldedProfile p;
+  p.units = "ns";
+  p.add_stack("main;big", 12345678901.0);  // 12.3 s
+  p.add_stack("main;small", 45600);       // 45.6 us
+  p.add_stack("main;mid", 4567000);       // 4.6 ms
+  SvgOptions o = static_options();
+  o.min_width = "0";
+  std::string svg = render(p, o);
+  EXPECT_NE(svg.find("<title>big (12.3 s, "), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>small (45.6 us, "), std::string::npos);
+  EXPECT_NE(svg.find("<title>mid (4.6 ms, "), std::string::npos);
+  EXPECT_EQ(svg.find("samples"), std::string::npos);
+  EXPECT_EQ(svg.find("12345678901 "), std::string::npos);  // no raw 11-digit nanoseconds
+  EXPECT_EQ(human_weight_with_unit(12345, "samples"), "12,345 samples");
+  EXPECT_EQ(human_weight_with_unit(1234567.5, "samples"), "1,234,567.50 samples");
+  EXPECT_EQ(human_weight_with_unit(1234567890123.0, "ns"), "1,234.6 s");
+  EXPECT_EQ(human_weight_with_unit(999, "ns"), "999 ns");
+  EXPECT_EQ(human_weight(1234567, "samples"), "1,234,567");
 }
 
 TEST(Svg, BadOptionsAreUsageErrors) {
@@ -290,6 +317,63 @@ TEST(FlameChart, KeepsInputOrderAndMergesOnlyNeighbours) {
   EXPECT_NE(svg.find("<g fg:x=\"2\" fg:w=\"1\"><title>b (1 samples, 25.00%)"), std::string::npos);
   EXPECT_NE(svg.find("<g fg:x=\"3\" fg:w=\"1\"><title>a (1 samples, 25.00%)"), std::string::npos);
   EXPECT_NE(svg.find("<g fg:x=\"0\" fg:w=\"4\"><title>main (4 samples, 100.00%)"), std::string::npos);
+}
+
+// Stacks whose callers were lost fold with "[unknown]" right under the
+// process frame; that frame is drawn hatched, explained in its tooltip and
+// counted (whole width) in a "stacks:" legend row, whatever the palette.
+TEST(Svg, CutShortStacksAreHatchedExplainedAndInTheLegend) {
+  FoldedProfile p;
+  read_folded_text("proc;[unknown];libfoo;work 30\nproc;main;compute 50\nproc;main;[unknown] 20\n", "t.folded", p);
+  SvgOptions o = static_options();
+  for (const char* colors : {"hot", "wall", "mem"}) {
+    o.colors = colors;
+    std::string svg = render(p, o);
+    SCOPED_TRACE(colors);
+    // Only the root-side marker (depth 2), not a deeper [unknown] leaf.
+    std::regex hatched("<g fg:x=\"(\\d+)\" fg:w=\"(\\d+)\" fg:c=\"cut short \\(callers unknown\\)\" fg:s=\"(\\d+)\"><title>"
+                       "\\[unknown\\] \\(([^<]*)\\)</title><rect [^>]* fill=\"url\\(#fg_cutshort\\)\"");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(svg, m, hatched)) << svg;
+    EXPECT_EQ(m[2], "30");
+    EXPECT_EQ(m[3], "30");  // counted by its whole width
+    EXPECT_NE(m[4].str().find("30 samples, 30.00%"), std::string::npos) << m[4];
+    EXPECT_NE(m[4].str().find("callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with "
+                              "fgtool record --dwarf --stack-size 65528"),
+              std::string::npos)
+        << m[4];
+    auto count = [&](const std::string& needle) {
+      size_t n = 0;
+      for (size_t at = svg.find(needle); at != std::string::npos; at = svg.find(needle, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(count("fill=\"url(#fg_cutshort)\""), 2u);  // the frame and the legend swatch
+    EXPECT_EQ(count("<pattern id=\"fg_cutshort\""), 1u);
+    EXPECT_NE(svg.find("<title>cut short (callers unknown) 30.0% (stacks): click to search</title>"), std::string::npos);
+    EXPECT_NE(svg.find(">stacks:</text>"), std::string::npos);
+  }
+  // Reversed (leaf-first) stacks have no root side to mark.
+  SvgOptions rev = static_options();
+  rev.reverse = true;
+  FoldedProfile q;
+  read_folded_text("a;[unknown];b 3\nproc;[unknown];lib 2\n", "t.folded", q);
+  EXPECT_EQ(render(q, rev).find("fg_cutshort"), std::string::npos);
+  // Flame charts mark them the same way.
+  FlameChartBuilder chart;
+  chart.add("proc;[unknown];libfoo;work", 30);
+  chart.add("proc;main;compute", 50);
+  std::string chart_svg;
+  chart.render(static_options(), chart_svg);
+  EXPECT_NE(chart_svg.find("fg:c=\"cut short (callers unknown)\" fg:s=\"30\"><title>[unknown] (30 samples, 37.50%; callers lost"),
+            std::string::npos)
+      << chart_svg;
+  EXPECT_NE(chart_svg.find("cut short (callers unknown) 37.5% (stacks)"), std::string::npos);
+  // No marker, no pattern and no legend.
+  FoldedProfile whole;
+  read_folded_text("proc;main;compute 50\nproc;main;[unknown] 20\n[unknown];x 3\n", "t.folded", whole);
+  std::string svg = render(whole, static_options());
+  EXPECT_EQ(svg.find("fg_cutshort"), std::string::npos);
+  EXPECT_EQ(svg.find("id=\"legend\""), std::string::npos);
 }
 
 }  // namespace
