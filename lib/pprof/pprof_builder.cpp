@@ -2,8 +2,10 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
 #include <thread>
 #include <vector>
 #include <stdexcept>
@@ -172,13 +174,22 @@ std::string PprofBuilder::encode() const {
 // Everything after the samples: mappings, locations, functions, strings and
 // the scalar fields.
 std::string PprofBuilder::encode_after_samples() const {
+  std::string trailer = encode_trailer();
   std::string out;
-  size_t strings_bytes = 0;
-  for (const auto& s : strings_) strings_bytes += s.size() + 6;
-  out.reserve(mappings_bytes_.size() + locations_bytes_.size() + functions_bytes_.size() + strings_bytes + 64);
+  out.reserve(mappings_bytes_.size() + locations_bytes_.size() + functions_bytes_.size() + trailer.size());
   out += mappings_bytes_;
   out += locations_bytes_;
   out += functions_bytes_;
+  out += trailer;
+  return out;
+}
+
+// The strings and the scalar fields (what follows the functions).
+std::string PprofBuilder::encode_trailer() const {
+  std::string out;
+  size_t strings_bytes = 0;
+  for (const auto& s : strings_) strings_bytes += s.size() + 6;
+  out.reserve(strings_bytes + 64);
   protozero::pbf_builder<pf::Profile> top(out);
   for (const auto& s : strings_) top.add_string(pf::Profile::string_table, s.data(), s.size());
   if (time_nanos_) top.add_int64(pf::Profile::time_nanos, time_nanos_);
@@ -195,7 +206,7 @@ std::string PprofBuilder::encode_after_samples() const {
 }
 
 namespace {
-std::string gzip_member(std::string_view data, int level);
+std::string gzip_member(std::initializer_list<std::string_view> pieces, int level);
 }
 
 void PprofBuilder::ship_full_samples() {
@@ -218,39 +229,62 @@ void PprofBuilder::ship_full_samples() {
     pending_members_.pop_front();
   }
   int level = stream_level_;
-  pending_members_.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return gzip_member(c, level); }));
+  pending_members_.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return gzip_member({c}, level); }));
 }
 
 std::string PprofBuilder::encode_gzip(int level) {
   if (!shipped_prefix_) return gzip_bytes(encode(), level);
-  // The rest, compressed here while the last shipped runs finish.
-  std::string rest = samples_bytes_;
-  rest += encode_after_samples();
-  std::string tail = gzip_bytes(rest, level);
+  // The rest as three more members, compressed straight from the parts (no
+  // copy into one buffer): the locations, the largest, on another thread
+  // while this one does the last samples, then the functions and strings.
+  std::string_view locations = locations_bytes_;
+  auto located = std::async(std::launch::async, [locations, level] { return gzip_member({locations}, level); });
+  std::string head = gzip_member({samples_bytes_, mappings_bytes_}, level);
+  std::string trailer = encode_trailer();
+  std::string tail = gzip_member({functions_bytes_, trailer}, level);
   for (auto& f : pending_members_) done_members_.push_back(f.get());
   pending_members_.clear();
+  done_members_.push_back(std::move(head));
+  done_members_.push_back(located.get());
+  done_members_.push_back(std::move(tail));
   std::string out;
-  size_t total = tail.size();
+  size_t total = 0;
   for (const auto& m : done_members_) total += m.size();
   out.reserve(total);
   for (const auto& m : done_members_) out += m;
-  out += tail;
   return out;
 }
 
 namespace {
-std::string gzip_member(std::string_view data, int level) {
+// One gzip member holding the pieces one after another.
+std::string gzip_member(std::initializer_list<std::string_view> pieces, int level) {
   z_stream z{};
   // windowBits 15 + 16: a gzip wrapper; zlib writes mtime 0 and no name.
   if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     throw std::runtime_error("zlib: deflateInit2 failed");
+  size_t total = 0;
+  for (std::string_view p : pieces) total += p.size();
+  // Profiles compress 3-4x at level 1: a buffer of deflateBound (more than
+  // the input) would be zero-filled and faulted in for nothing. It grows
+  // when a piece does not fit.
   std::string out;
-  out.resize(deflateBound(&z, uLong(data.size())) + 32);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = uInt(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = uInt(out.size());
-  int rc = deflate(&z, Z_FINISH);
+  out.resize(std::min<size_t>(deflateBound(&z, uLong(total)) + 32, total / 2 + (64 << 10)));
+  int rc = Z_OK;
+  size_t left = pieces.size();
+  for (std::string_view p : pieces) {
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p.data()));
+    z.avail_in = uInt(p.size());
+    const int flush = --left == 0 ? Z_FINISH : Z_NO_FLUSH;
+    for (;;) {
+      if (out.size() - z.total_out < (16 << 10)) out.resize(out.size() * 2);
+      z.next_out = reinterpret_cast<Bytef*>(out.data()) + z.total_out;
+      z.avail_out = uInt(out.size() - z.total_out);
+      rc = deflate(&z, flush);
+      if (rc == Z_STREAM_ERROR || rc == Z_STREAM_END) break;
+      if (z.avail_in == 0 && z.avail_out != 0) break;  // this piece is in; Z_NO_FLUSH may hold some back
+    }
+    if (rc == Z_STREAM_ERROR) break;
+  }
   size_t produced = z.total_out;
   deflateEnd(&z);
   if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate did not finish");
@@ -264,13 +298,13 @@ std::string gzip_member(std::string_view data, int level) {
 // 1952; Go's gzip reader, and so pprof tools, read them as one).
 std::string gzip_bytes(std::string_view data, int level) {
   constexpr size_t kPiece = 8u << 20;
-  if (data.size() <= kPiece) return gzip_member(data, level);
+  if (data.size() <= kPiece) return gzip_member({data}, level);
   size_t pieces = (data.size() + kPiece - 1) / kPiece;
   std::vector<std::string> out(pieces);
   std::exception_ptr error;
   auto work = [&](size_t parity) {
     try {
-      for (size_t i = parity; i < pieces; i += 2) out[i] = gzip_member(data.substr(i * kPiece, kPiece), level);
+      for (size_t i = parity; i < pieces; i += 2) out[i] = gzip_member({data.substr(i * kPiece, kPiece)}, level);
     } catch (...) {
       error = std::current_exception();
     }

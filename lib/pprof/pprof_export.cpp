@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "categories/profile_categories.h"
+#include "fold/huge_page_allocator.h"
 #include "pprof/pprof_builder.h"
 #include "unwind/process_table.h"
 
@@ -127,22 +128,39 @@ class PerfDataCollector final : public FoldObserver {
     r.root = root_index(root);
     r.locs_start = uint32_t(stack_locs.size());
     r.locs_count = uint32_t(count);
-    for (size_t i = 0; i < count; ++i) stack_locs.push_back(location_index(frames[i], arena));
+    // The location table is far bigger than the CPU caches and nearly every
+    // lookup misses: first every frame's slot is computed and prefetched,
+    // then looked up, so that one stack's misses overlap.
+    if ((locations.size() + count + 1) * 2 > loc_slots_.size()) grow_locations(locations.size() + count + 1);
+    const size_t mask = loc_slots_.size() - 1;
+    pending_.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      PendingLocation& p = pending_[i];
+      p.mapping = mapping_index(frames[i]);
+      p.slot = size_t(loc_hash(p.mapping, frames[i].address, frames[i].names_start)) & mask;
+      __builtin_prefetch(&loc_slots_[p.slot]);
+    }
+    for (size_t i = 0; i < count; ++i) stack_locs.push_back(location_index(frames[i], pending_[i], arena));
   }
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
+    if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
     weights.push_back(Weight{index, samples, weight, node, FoldedProfile::kNoFrame});
   }
   void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
     off_weights.push_back(Weight{index, 0, double(nanoseconds), node, extra});
   }
 
+  // The big arrays in huge pages: a tenth of the page faults, and the
+  // random lookups (locations, slots) miss the TLB far less.
+  template <typename T>
+  using Big = std::vector<T, HugePageAllocator<T>>;
   std::vector<MappingCopy> mappings;
-  std::vector<LocationCopy> locations;
-  std::vector<FrameId> names;
-  std::vector<uint32_t> stack_locs;
-  std::vector<RawStack> raws;
+  Big<LocationCopy> locations;
+  Big<FrameId> names;
+  Big<uint32_t> stack_locs;
+  Big<RawStack> raws;
   std::vector<Root> roots;
-  std::vector<Weight> weights, off_weights;
+  Big<Weight> weights, off_weights;
   uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
 
  private:
@@ -202,37 +220,45 @@ class PerfDataCollector final : public FoldObserver {
     mappings.push_back(std::move(m));
     return id;
   }
-  // Open addressing over `locations` (a std::unordered_map's node per
-  // location cost an allocation each, and as much again to free them).
-  uint32_t location_index(const RawStackFrame& f, const FrameId* arena) {
-    uint32_t mapping = mapping_index(f);
-    if ((locations.size() + 1) * 2 > loc_slots_.size()) grow_locations();
-    size_t mask = loc_slots_.size() - 1;
-    for (size_t i = loc_hash(mapping, f.address, f.names_start) & mask;; i = (i + 1) & mask) {
-      uint32_t slot = loc_slots_[i];
-      if (slot == kNone) {
+  // Open addressing over `locations`, each slot holding its location's key
+  // (a std::unordered_map's node per location cost an allocation each, and
+  // a slot that only held the id cost a second cache miss per lookup).
+  struct LocSlot {
+    uint64_t address;
+    uint32_t mapping, arena_start, id;
+  };
+  struct PendingLocation {
+    uint32_t mapping;
+    size_t slot;
+  };
+  uint32_t location_index(const RawStackFrame& f, const PendingLocation& p, const FrameId* arena) {
+    const size_t mask = loc_slots_.size() - 1;
+    for (size_t i = p.slot;; i = (i + 1) & mask) {
+      LocSlot& slot = loc_slots_[i];
+      if (slot.id == kNone) {
         uint32_t id = uint32_t(locations.size());
-        locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start});
+        locations.push_back(LocationCopy{p.mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start});
         names.insert(names.end(), arena + f.names_start, arena + f.names_start + f.name_count);
-        loc_slots_[i] = id;
+        slot = LocSlot{f.address, p.mapping, f.names_start, id};
         return id;
       }
-      const LocationCopy& l = locations[slot];
-      if (l.address == f.address && l.mapping == mapping && l.arena_start == f.names_start) return slot;
+      if (slot.address == f.address && slot.mapping == p.mapping && slot.arena_start == f.names_start) return slot.id;
     }
   }
   static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start) {
     uint64_t h = (address ^ (uint64_t(mapping) << 40) ^ (uint64_t(names_start) << 20)) * 0x9e3779b97f4a7c15ull;
     return h ^ (h >> 29);
   }
-  void grow_locations() {
-    loc_slots_.assign(loc_slots_.empty() ? 4096 : loc_slots_.size() * 2, kNone);
-    size_t mask = loc_slots_.size() - 1;
+  void grow_locations(size_t needed) {
+    size_t size = loc_slots_.empty() ? 4096 : loc_slots_.size();
+    while (needed * 2 > size) size *= 2;
+    loc_slots_.assign(size, LocSlot{0, 0, 0, kNone});
+    const size_t mask = size - 1;
     for (uint32_t id = 0; id < locations.size(); ++id) {
       const LocationCopy& l = locations[id];
       size_t i = loc_hash(l.mapping, l.address, l.arena_start) & mask;
-      while (loc_slots_[i] != kNone) i = (i + 1) & mask;
-      loc_slots_[i] = id;
+      while (loc_slots_[i].id != kNone) i = (i + 1) & mask;
+      loc_slots_[i] = LocSlot{l.address, l.mapping, l.arena_start, id};
     }
   }
 
@@ -248,7 +274,8 @@ class PerfDataCollector final : public FoldObserver {
   };
   std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
   std::unordered_map<const MapEntry*, uint32_t> map_ids_;
-  std::vector<uint32_t> loc_slots_;
+  Big<LocSlot> loc_slots_;
+  std::vector<PendingLocation> pending_;
   std::vector<uint32_t> map_by_entry_id_;
   const char* last_root_comm_ = nullptr;
   int32_t last_root_pid_ = 0, last_root_tid_ = 0;
@@ -431,7 +458,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
     if (function_of[f] == 0) function_of[f] = b.function(profile.frame_name(f));
     return function_of[f];
   };
-  std::vector<uint64_t> location_of(c.locations.size(), 0);
+  std::vector<uint64_t, HugePageAllocator<uint64_t>> location_of(c.locations.size(), 0);
   std::vector<PprofBuilder::Line> lines;
   auto location = [&](uint32_t li) {
     uint64_t& id = location_of[li];
@@ -488,6 +515,8 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   };
   // About 16 bytes of labels and 3 per location id a sample.
   b.reserve_samples((c.weights.size() + c.off_weights.size()) * 40 + c.stack_locs.size() * 3);
+  // About 20 bytes a location (id, mapping, address, one line).
+  b.reserve_locations(c.locations.size() * 20 + c.names.size() * 6);
   if (view != FoldView::off_cpu)
     for (const auto& w : c.weights) emit(w, false);
   if (view != FoldView::on_cpu)
