@@ -6,7 +6,6 @@
 #include <unordered_map>
 
 #include "categories/profile_categories.h"
-#include "fold/huge_page_allocator.h"
 #include "pprof/pprof_builder.h"
 #include "unwind/process_table.h"
 
@@ -150,17 +149,13 @@ class PerfDataCollector final : public FoldObserver {
     off_weights.push_back(Weight{index, 0, double(nanoseconds), node, extra});
   }
 
-  // The big arrays in huge pages: a tenth of the page faults, and the
-  // random lookups (locations, slots) miss the TLB far less.
-  template <typename T>
-  using Big = std::vector<T, HugePageAllocator<T>>;
   std::vector<MappingCopy> mappings;
-  Big<LocationCopy> locations;
-  Big<FrameId> names;
-  Big<uint32_t> stack_locs;
-  Big<RawStack> raws;
+  std::vector<LocationCopy> locations;
+  std::vector<FrameId> names;
+  std::vector<uint32_t> stack_locs;
+  std::vector<RawStack> raws;
   std::vector<Root> roots;
-  Big<Weight> weights, off_weights;
+  std::vector<Weight> weights, off_weights;
   uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
 
  private:
@@ -274,7 +269,7 @@ class PerfDataCollector final : public FoldObserver {
   };
   std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
   std::unordered_map<const MapEntry*, uint32_t> map_ids_;
-  Big<LocSlot> loc_slots_;
+  std::vector<LocSlot> loc_slots_;
   std::vector<PendingLocation> pending_;
   std::vector<uint32_t> map_by_entry_id_;
   const char* last_root_comm_ = nullptr;
@@ -458,7 +453,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
     if (function_of[f] == 0) function_of[f] = b.function(profile.frame_name(f));
     return function_of[f];
   };
-  std::vector<uint64_t, HugePageAllocator<uint64_t>> location_of(c.locations.size(), 0);
+  std::vector<uint64_t> location_of(c.locations.size(), 0);
   std::vector<PprofBuilder::Line> lines;
   auto location = [&](uint32_t li) {
     uint64_t& id = location_of[li];
