@@ -540,7 +540,9 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   // ---- samples ----
   SampleLabels labels(b, profile, options);
   const int64_t k_comm = b.string_id("comm"), k_pid = b.string_id("pid"), k_tid = b.string_id("tid");
-  std::unordered_map<uint64_t, std::string> label_bytes;
+  std::unordered_map<uint64_t, std::string> label_bytes;  // node-based: the strings stay put
+  uint64_t last_label_key = 0;
+  const std::string* last_labels = nullptr;
   std::vector<uint64_t> locs;
   std::vector<Label> sample_labels;
   auto emit = [&](const PerfDataCollector::Weight& w, bool off) {
@@ -557,8 +559,16 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
     values[nv++] = int64_t(std::llround(w.value));
     if (!off && view == FoldView::on_cpu && count) values[0] = int64_t(w.samples);
     if (values[nv - 1] == 0 && (!with_samples || values[0] == 0)) return;
-    // Samples of one thread in one category share their labels' bytes.
-    auto [it, fresh] = label_bytes.try_emplace((uint64_t(raw.root) << 32) ^ labels.key(w.node));
+    // Samples of one thread in one category share their labels' bytes (and
+    // neighbouring samples mostly have the same: a cheap check first).
+    const uint64_t label_key = (uint64_t(raw.root) << 32) ^ labels.key(w.node);
+    if (last_labels && label_key == last_label_key) {
+      b.add_sample(locs.data(), locs.size(), values, nv, *last_labels);
+      return;
+    }
+    auto [it, fresh] = label_bytes.try_emplace(label_key);
+    last_label_key = label_key;
+    last_labels = &it->second;
     if (fresh) {
       sample_labels.clear();
       sample_labels.push_back(Label{k_comm, b.string_id(root.comm), 0, 0});
