@@ -113,18 +113,22 @@ uint64_t PprofBuilder::add_location(uint64_t mapping_id, uint64_t address, const
 
 void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_count, const int64_t* values,
                               size_t value_count, const Label* labels, size_t label_count) {
-  protozero::pbf_builder<pf::Profile> top(samples_bytes_);
-  protozero::pbf_builder<pf::Sample> b(top, pf::Profile::sample);
-  if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
-  if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
-  for (size_t i = 0; i < label_count; ++i) {
-    protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
-    l.add_int64(pf::Label::key, labels[i].key);
-    if (labels[i].str) {
-      l.add_int64(pf::Label::str, labels[i].str);
-    } else {
-      l.add_int64(pf::Label::num, labels[i].num);
-      if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
+  {
+    // The builders write the sample's length when they go out of scope: that
+    // must happen before the bytes can be shipped (ship_full_samples).
+    protozero::pbf_builder<pf::Profile> top(samples_bytes_);
+    protozero::pbf_builder<pf::Sample> b(top, pf::Profile::sample);
+    if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
+    if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
+    for (size_t i = 0; i < label_count; ++i) {
+      protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
+      l.add_int64(pf::Label::key, labels[i].key);
+      if (labels[i].str) {
+        l.add_int64(pf::Label::str, labels[i].str);
+      } else {
+        l.add_int64(pf::Label::num, labels[i].num);
+        if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
+      }
     }
   }
   ++samples_;
@@ -156,8 +160,10 @@ void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_coun
     if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
   }
   scratch_.append(encoded_labels.data(), encoded_labels.size());
-  protozero::pbf_builder<pf::Profile> top(samples_bytes_);
-  top.add_message(pf::Profile::sample, scratch_);
+  {
+    protozero::pbf_builder<pf::Profile> top(samples_bytes_);
+    top.add_message(pf::Profile::sample, scratch_);
+  }
   ++samples_;
   ship_full_samples();
 }
