@@ -98,16 +98,27 @@ uint64_t PprofBuilder::function(std::string_view name, std::string_view filename
 
 uint64_t PprofBuilder::add_location(uint64_t mapping_id, uint64_t address, const Line* lines, size_t line_count) {
   uint64_t id = next_location_++;
-  protozero::pbf_builder<pf::Profile> top(locations_bytes_);
-  protozero::pbf_builder<pf::Location> b(top, pf::Profile::location);
-  b.add_uint64(pf::Location::id, id);
-  if (mapping_id) b.add_uint64(pf::Location::mapping_id, mapping_id);
-  if (address) b.add_uint64(pf::Location::address, address);
-  for (size_t i = 0; i < line_count; ++i) {
-    protozero::pbf_builder<pf::Line> l(b, pf::Location::line);
-    l.add_uint64(pf::Line::function_id, lines[i].function_id);
-    if (lines[i].line) l.add_int64(pf::Line::line, lines[i].line);
+  // Built in scratch buffers and added whole: a nested builder reserves room
+  // for its length and moves its bytes back when it is shorter, for each of
+  // hundreds of thousands of small messages.
+  scratch_.clear();
+  {
+    protozero::pbf_builder<pf::Location> b(scratch_);
+    b.add_uint64(pf::Location::id, id);
+    if (mapping_id) b.add_uint64(pf::Location::mapping_id, mapping_id);
+    if (address) b.add_uint64(pf::Location::address, address);
+    for (size_t i = 0; i < line_count; ++i) {
+      line_scratch_.clear();
+      {
+        protozero::pbf_builder<pf::Line> l(line_scratch_);
+        l.add_uint64(pf::Line::function_id, lines[i].function_id);
+        if (lines[i].line) l.add_int64(pf::Line::line, lines[i].line);
+      }
+      b.add_message(pf::Location::line, line_scratch_);
+    }
   }
+  protozero::pbf_builder<pf::Profile> top(locations_bytes_);
+  top.add_message(pf::Profile::location, scratch_);
   return id;
 }
 

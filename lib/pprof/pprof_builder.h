@@ -102,7 +102,7 @@ class PprofBuilder {
   bool has_period_ = false;
   int64_t time_nanos_ = 0, duration_nanos_ = 0;
   std::vector<int64_t> comments_;
-  std::string scratch_;
+  std::string scratch_, line_scratch_;
   // compress_while_building: the gzip members of the samples shipped so far, in order.
   void ship_full_samples();
   int stream_level_ = -1;
