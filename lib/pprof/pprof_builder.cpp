@@ -251,19 +251,13 @@ void PprofBuilder::ship_full_samples() {
 
 std::string PprofBuilder::encode_gzip(int level) {
   if (!shipped_prefix_) return gzip_bytes(encode(), level);
-  // The rest as three more members, compressed straight from the parts (no
-  // copy into one buffer): the locations, the largest, on another thread
-  // while this one does the last samples, then the functions and strings.
-  std::string_view locations = locations_bytes_;
-  auto located = std::async(std::launch::async, [locations, level] { return gzip_member({locations}, level); });
-  std::string head = gzip_member({samples_bytes_, mappings_bytes_}, level);
+  // The rest as one more member, compressed straight from the parts (no
+  // copy into one buffer) while the last shipped runs finish on their threads.
   std::string trailer = encode_trailer();
-  std::string tail = gzip_member({functions_bytes_, trailer}, level);
+  std::string rest = gzip_member({samples_bytes_, mappings_bytes_, locations_bytes_, functions_bytes_, trailer}, level);
   for (auto& f : pending_members_) done_members_.push_back(f.get());
   pending_members_.clear();
-  done_members_.push_back(std::move(head));
-  done_members_.push_back(located.get());
-  done_members_.push_back(std::move(tail));
+  done_members_.push_back(std::move(rest));
   std::string out;
   size_t total = 0;
   for (const auto& m : done_members_) total += m.size();
