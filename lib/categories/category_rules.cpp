@@ -278,14 +278,15 @@ CategoryId CategoryMatcher::find(CategoryKind kind, std::string_view name) const
 
 FrameMatch CategoryMatcher::match(CategoryKind kind, std::string_view name, std::string_view object) const {
   FrameKey key = frame_key(name, object);
+  const uint64_t name_mask = GlobPattern::byte_mask(key.name), object_mask = GlobPattern::byte_mask(key.object);
   for (uint16_t idx : by_kind_[int(kind)]) {
     const Compiled& c = compiled_[idx];
     bool hit = false;
     for (const auto& g : c.symbols)
-      if (g.matches(key.name)) { hit = true; break; }
+      if (g.matches(key.name, name_mask)) { hit = true; break; }
     if (!hit && !key.object.empty())
       for (const auto& g : c.objects)
-        if (g.matches(key.object)) { hit = true; break; }
+        if (g.matches(key.object, object_mask)) { hit = true; break; }
     if (hit) return FrameMatch{c.category, idx, c.fallback};
   }
   return FrameMatch{};

@@ -11,6 +11,8 @@ GlobPattern::GlobPattern(std::string_view pattern) : text_(pattern) {
   auto flush = [&] {
     if (have_piece) {
       min_length_ += cur.bytes.size();
+      for (size_t i = 0; i < cur.bytes.size(); ++i)
+        if (cur.any.empty() || !cur.any[i]) required_ |= uint64_t(1) << (static_cast<unsigned char>(cur.bytes[i]) & 63);
       pieces_.push_back(std::move(cur));
     }
     cur = Piece{};

@@ -2,8 +2,10 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
 #include <thread>
 #include <vector>
 #include <stdexcept>
@@ -96,33 +98,48 @@ uint64_t PprofBuilder::function(std::string_view name, std::string_view filename
 
 uint64_t PprofBuilder::add_location(uint64_t mapping_id, uint64_t address, const Line* lines, size_t line_count) {
   uint64_t id = next_location_++;
-  protozero::pbf_builder<pf::Profile> top(locations_bytes_);
-  protozero::pbf_builder<pf::Location> b(top, pf::Profile::location);
-  b.add_uint64(pf::Location::id, id);
-  if (mapping_id) b.add_uint64(pf::Location::mapping_id, mapping_id);
-  if (address) b.add_uint64(pf::Location::address, address);
-  for (size_t i = 0; i < line_count; ++i) {
-    protozero::pbf_builder<pf::Line> l(b, pf::Location::line);
-    l.add_uint64(pf::Line::function_id, lines[i].function_id);
-    if (lines[i].line) l.add_int64(pf::Line::line, lines[i].line);
+  // Built in scratch buffers and added whole: a nested builder reserves room
+  // for its length and moves its bytes back when it is shorter, for each of
+  // hundreds of thousands of small messages.
+  scratch_.clear();
+  {
+    protozero::pbf_builder<pf::Location> b(scratch_);
+    b.add_uint64(pf::Location::id, id);
+    if (mapping_id) b.add_uint64(pf::Location::mapping_id, mapping_id);
+    if (address) b.add_uint64(pf::Location::address, address);
+    for (size_t i = 0; i < line_count; ++i) {
+      line_scratch_.clear();
+      {
+        protozero::pbf_builder<pf::Line> l(line_scratch_);
+        l.add_uint64(pf::Line::function_id, lines[i].function_id);
+        if (lines[i].line) l.add_int64(pf::Line::line, lines[i].line);
+      }
+      b.add_message(pf::Location::line, line_scratch_);
+    }
   }
+  protozero::pbf_builder<pf::Profile> top(locations_bytes_);
+  top.add_message(pf::Profile::location, scratch_);
   return id;
 }
 
 void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_count, const int64_t* values,
                               size_t value_count, const Label* labels, size_t label_count) {
-  protozero::pbf_builder<pf::Profile> top(samples_bytes_);
-  protozero::pbf_builder<pf::Sample> b(top, pf::Profile::sample);
-  if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
-  if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
-  for (size_t i = 0; i < label_count; ++i) {
-    protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
-    l.add_int64(pf::Label::key, labels[i].key);
-    if (labels[i].str) {
-      l.add_int64(pf::Label::str, labels[i].str);
-    } else {
-      l.add_int64(pf::Label::num, labels[i].num);
-      if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
+  {
+    // The builders write the sample's length when they go out of scope: that
+    // must happen before the bytes can be shipped (ship_full_samples).
+    protozero::pbf_builder<pf::Profile> top(samples_bytes_);
+    protozero::pbf_builder<pf::Sample> b(top, pf::Profile::sample);
+    if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
+    if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
+    for (size_t i = 0; i < label_count; ++i) {
+      protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
+      l.add_int64(pf::Label::key, labels[i].key);
+      if (labels[i].str) {
+        l.add_int64(pf::Label::str, labels[i].str);
+      } else {
+        l.add_int64(pf::Label::num, labels[i].num);
+        if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
+      }
     }
   }
   ++samples_;
@@ -154,8 +171,10 @@ void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_coun
     if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
   }
   scratch_.append(encoded_labels.data(), encoded_labels.size());
-  protozero::pbf_builder<pf::Profile> top(samples_bytes_);
-  top.add_message(pf::Profile::sample, scratch_);
+  {
+    protozero::pbf_builder<pf::Profile> top(samples_bytes_);
+    top.add_message(pf::Profile::sample, scratch_);
+  }
   ++samples_;
   ship_full_samples();
 }
@@ -172,13 +191,22 @@ std::string PprofBuilder::encode() const {
 // Everything after the samples: mappings, locations, functions, strings and
 // the scalar fields.
 std::string PprofBuilder::encode_after_samples() const {
+  std::string trailer = encode_trailer();
   std::string out;
-  size_t strings_bytes = 0;
-  for (const auto& s : strings_) strings_bytes += s.size() + 6;
-  out.reserve(mappings_bytes_.size() + locations_bytes_.size() + functions_bytes_.size() + strings_bytes + 64);
+  out.reserve(mappings_bytes_.size() + locations_bytes_.size() + functions_bytes_.size() + trailer.size());
   out += mappings_bytes_;
   out += locations_bytes_;
   out += functions_bytes_;
+  out += trailer;
+  return out;
+}
+
+// The strings and the scalar fields (what follows the functions).
+std::string PprofBuilder::encode_trailer() const {
+  std::string out;
+  size_t strings_bytes = 0;
+  for (const auto& s : strings_) strings_bytes += s.size() + 6;
+  out.reserve(strings_bytes + 64);
   protozero::pbf_builder<pf::Profile> top(out);
   for (const auto& s : strings_) top.add_string(pf::Profile::string_table, s.data(), s.size());
   if (time_nanos_) top.add_int64(pf::Profile::time_nanos, time_nanos_);
@@ -195,7 +223,7 @@ std::string PprofBuilder::encode_after_samples() const {
 }
 
 namespace {
-std::string gzip_member(std::string_view data, int level);
+std::string gzip_member(std::initializer_list<std::string_view> pieces, int level);
 }
 
 void PprofBuilder::ship_full_samples() {
@@ -218,39 +246,56 @@ void PprofBuilder::ship_full_samples() {
     pending_members_.pop_front();
   }
   int level = stream_level_;
-  pending_members_.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return gzip_member(c, level); }));
+  pending_members_.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return gzip_member({c}, level); }));
 }
 
 std::string PprofBuilder::encode_gzip(int level) {
   if (!shipped_prefix_) return gzip_bytes(encode(), level);
-  // The rest, compressed here while the last shipped runs finish.
-  std::string rest = samples_bytes_;
-  rest += encode_after_samples();
-  std::string tail = gzip_bytes(rest, level);
+  // The rest as one more member, compressed straight from the parts (no
+  // copy into one buffer) while the last shipped runs finish on their threads.
+  std::string trailer = encode_trailer();
+  std::string rest = gzip_member({samples_bytes_, mappings_bytes_, locations_bytes_, functions_bytes_, trailer}, level);
   for (auto& f : pending_members_) done_members_.push_back(f.get());
   pending_members_.clear();
+  done_members_.push_back(std::move(rest));
   std::string out;
-  size_t total = tail.size();
+  size_t total = 0;
   for (const auto& m : done_members_) total += m.size();
   out.reserve(total);
   for (const auto& m : done_members_) out += m;
-  out += tail;
   return out;
 }
 
 namespace {
-std::string gzip_member(std::string_view data, int level) {
+// One gzip member holding the pieces one after another.
+std::string gzip_member(std::initializer_list<std::string_view> pieces, int level) {
   z_stream z{};
   // windowBits 15 + 16: a gzip wrapper; zlib writes mtime 0 and no name.
   if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     throw std::runtime_error("zlib: deflateInit2 failed");
+  size_t total = 0;
+  for (std::string_view p : pieces) total += p.size();
+  // Profiles compress 3-4x at level 1: a buffer of deflateBound (more than
+  // the input) would be zero-filled and faulted in for nothing. It grows
+  // when a piece does not fit.
   std::string out;
-  out.resize(deflateBound(&z, uLong(data.size())) + 32);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = uInt(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = uInt(out.size());
-  int rc = deflate(&z, Z_FINISH);
+  out.resize(std::min<size_t>(deflateBound(&z, uLong(total)) + 32, total / 2 + (64 << 10)));
+  int rc = Z_OK;
+  size_t left = pieces.size();
+  for (std::string_view p : pieces) {
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p.data()));
+    z.avail_in = uInt(p.size());
+    const int flush = --left == 0 ? Z_FINISH : Z_NO_FLUSH;
+    for (;;) {
+      if (out.size() - z.total_out < (16 << 10)) out.resize(out.size() * 2);
+      z.next_out = reinterpret_cast<Bytef*>(out.data()) + z.total_out;
+      z.avail_out = uInt(out.size() - z.total_out);
+      rc = deflate(&z, flush);
+      if (rc == Z_STREAM_ERROR || rc == Z_STREAM_END) break;
+      if (z.avail_in == 0 && z.avail_out != 0) break;  // this piece is in; Z_NO_FLUSH may hold some back
+    }
+    if (rc == Z_STREAM_ERROR) break;
+  }
   size_t produced = z.total_out;
   deflateEnd(&z);
   if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate did not finish");
@@ -264,13 +309,13 @@ std::string gzip_member(std::string_view data, int level) {
 // 1952; Go's gzip reader, and so pprof tools, read them as one).
 std::string gzip_bytes(std::string_view data, int level) {
   constexpr size_t kPiece = 8u << 20;
-  if (data.size() <= kPiece) return gzip_member(data, level);
+  if (data.size() <= kPiece) return gzip_member({data}, level);
   size_t pieces = (data.size() + kPiece - 1) / kPiece;
   std::vector<std::string> out(pieces);
   std::exception_ptr error;
   auto work = [&](size_t parity) {
     try {
-      for (size_t i = parity; i < pieces; i += 2) out[i] = gzip_member(data.substr(i * kPiece, kPiece), level);
+      for (size_t i = parity; i < pieces; i += 2) out[i] = gzip_member({data.substr(i * kPiece, kPiece)}, level);
     } catch (...) {
       error = std::current_exception();
     }

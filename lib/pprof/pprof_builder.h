@@ -59,6 +59,7 @@ class PprofBuilder {
   // Expected encoded size of all samples, to allocate once (growing a large
   // buffer by doubling copies it and faults in fresh pages each time).
   void reserve_samples(size_t bytes) { samples_bytes_.reserve(bytes); }
+  void reserve_locations(size_t bytes) { locations_bytes_.reserve(bytes); }
 
   // The same with labels already encoded by encode_labels (samples that
   // share their labels, the common case, encode them once).
@@ -101,7 +102,7 @@ class PprofBuilder {
   bool has_period_ = false;
   int64_t time_nanos_ = 0, duration_nanos_ = 0;
   std::vector<int64_t> comments_;
-  std::string scratch_;
+  std::string scratch_, line_scratch_;
   // compress_while_building: the gzip members of the samples shipped so far, in order.
   void ship_full_samples();
   int stream_level_ = -1;
@@ -109,6 +110,7 @@ class PprofBuilder {
   std::vector<std::string> done_members_;
   std::deque<std::future<std::string>> pending_members_;
   std::string encode_after_samples() const;
+  std::string encode_trailer() const;
 };
 
 // gzip-compresses bytes (zlib, deterministic header).

@@ -101,6 +101,7 @@ class PerfDataCollector final : public FoldObserver {
     uint64_t address;
     uint32_t names_start, name_count;  // into names
     uint32_t arena_start;  // the fold's names_start: which symbolisation
+    bool hashed;  // in the hash table (else in seen_)
   };
   struct RawStack {
     uint32_t root;  // index into roots
@@ -127,9 +128,66 @@ class PerfDataCollector final : public FoldObserver {
     r.root = root_index(root);
     r.locs_start = uint32_t(stack_locs.size());
     r.locs_count = uint32_t(count);
-    for (size_t i = 0; i < count; ++i) stack_locs.push_back(location_index(frames[i], arena));
+    // A frame's names_start names the fold's frame-cache entry (one object
+    // offset, kernel address or JIT address): with the same mapping it is
+    // the same location. A vector indexed by it (`seen_`) holds the first
+    // location per entry: it answers most frames with one access, and says
+    // that a frame of an entry never seen is a new location, without a
+    // probe of the hash table (which misses the CPU caches). The rest
+    // (another process's mapping of the object, unmapped addresses) go to
+    // the hash table, prefetched per stack so that misses overlap.
+    if ((hashed_ + count + 1) * 2 > loc_slots_.size()) grow_locations(hashed_ + count + 1);
+    const size_t mask = loc_slots_.size() - 1;
+    pending_.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      const RawStackFrame& f = frames[i];
+      PendingLocation& p = pending_[i];
+      p.owner = f.kernel ? kKernelOwner : f.map;
+      if (p.owner) {
+        if (seen_.size() <= f.names_start) seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone});
+        const Seen& s = seen_[f.names_start];
+        if (s.owner == p.owner) {
+          p.slot = kKnown;
+          p.mapping = s.location;  // the answer
+          continue;
+        }
+        if (!s.owner) {
+          p.slot = kFirst;
+          p.mapping = mapping_index(f);  // here, so that mappings are numbered in frame order
+          continue;
+        }
+      }
+      p.mapping = mapping_index(f);
+      p.slot = size_t(loc_hash(p.mapping, f.address, f.names_start)) & mask;
+      __builtin_prefetch(&loc_slots_[p.slot]);
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const RawStackFrame& f = frames[i];
+      PendingLocation& p = pending_[i];
+      if (p.slot == kKnown) {
+        stack_locs.push_back(p.mapping);
+        continue;
+      }
+      if (p.slot == kFirst) {
+        // Seen since, earlier in this stack (a recursion)?
+        Seen& s = seen_[f.names_start];
+        if (s.owner == p.owner) {
+          stack_locs.push_back(s.location);
+          continue;
+        }
+        if (!s.owner) {
+          uint32_t loc = new_location(f, p.mapping, arena, false);
+          s = Seen{p.owner, loc};
+          stack_locs.push_back(loc);
+          continue;
+        }
+        p.slot = size_t(loc_hash(p.mapping, f.address, f.names_start)) & mask;
+      }
+      stack_locs.push_back(location_index(f, p, arena));
+    }
   }
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
+    if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
     weights.push_back(Weight{index, samples, weight, node, FoldedProfile::kNoFrame});
   }
   void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
@@ -202,37 +260,59 @@ class PerfDataCollector final : public FoldObserver {
     mappings.push_back(std::move(m));
     return id;
   }
-  // Open addressing over `locations` (a std::unordered_map's node per
-  // location cost an allocation each, and as much again to free them).
-  uint32_t location_index(const RawStackFrame& f, const FrameId* arena) {
-    uint32_t mapping = mapping_index(f);
-    if ((locations.size() + 1) * 2 > loc_slots_.size()) grow_locations();
-    size_t mask = loc_slots_.size() - 1;
-    for (size_t i = loc_hash(mapping, f.address, f.names_start) & mask;; i = (i + 1) & mask) {
-      uint32_t slot = loc_slots_[i];
-      if (slot == kNone) {
-        uint32_t id = uint32_t(locations.size());
-        locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start});
-        names.insert(names.end(), arena + f.names_start, arena + f.names_start + f.name_count);
-        loc_slots_[i] = id;
+  // Open addressing over `locations`, each slot holding its location's key
+  // (a std::unordered_map's node per location cost an allocation each, and
+  // a slot that only held the id cost a second cache miss per lookup).
+  struct LocSlot {
+    uint64_t address;
+    uint32_t mapping, arena_start, id;
+  };
+  struct PendingLocation {
+    const MapEntry* owner;  // the frame's map, kKernelOwner, or nullptr (unmapped)
+    uint32_t mapping;       // mapping index; the location itself when slot is kKnown
+    size_t slot;
+  };
+  static constexpr size_t kKnown = ~size_t{0}, kFirst = ~size_t{0} - 1;
+  // The first (mapping, location) seen per frame-cache entry.
+  struct Seen {
+    const MapEntry* owner;
+    uint32_t location;
+  };
+  inline static const MapEntry* const kKernelOwner = reinterpret_cast<const MapEntry*>(uintptr_t(1));
+  uint32_t location_index(const RawStackFrame& f, const PendingLocation& p, const FrameId* arena) {
+    const size_t mask = loc_slots_.size() - 1;
+    for (size_t i = p.slot;; i = (i + 1) & mask) {
+      LocSlot& slot = loc_slots_[i];
+      if (slot.id == kNone) {
+        uint32_t id = new_location(f, p.mapping, arena, true);
+        slot = LocSlot{f.address, p.mapping, f.names_start, id};
         return id;
       }
-      const LocationCopy& l = locations[slot];
-      if (l.address == f.address && l.mapping == mapping && l.arena_start == f.names_start) return slot;
+      if (slot.address == f.address && slot.mapping == p.mapping && slot.arena_start == f.names_start) return slot.id;
     }
+  }
+  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* arena, bool hashed) {
+    uint32_t id = uint32_t(locations.size());
+    locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start, hashed});
+    names.insert(names.end(), arena + f.names_start, arena + f.names_start + f.name_count);
+    hashed_ += hashed;
+    return id;
   }
   static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start) {
     uint64_t h = (address ^ (uint64_t(mapping) << 40) ^ (uint64_t(names_start) << 20)) * 0x9e3779b97f4a7c15ull;
     return h ^ (h >> 29);
   }
-  void grow_locations() {
-    loc_slots_.assign(loc_slots_.empty() ? 4096 : loc_slots_.size() * 2, kNone);
-    size_t mask = loc_slots_.size() - 1;
+  void grow_locations(size_t needed) {
+    size_t size = loc_slots_.empty() ? 4096 : loc_slots_.size();
+    while (needed * 2 > size) size *= 2;
+    loc_slots_.assign(size, LocSlot{0, 0, 0, kNone});
+    const size_t mask = size - 1;
     for (uint32_t id = 0; id < locations.size(); ++id) {
       const LocationCopy& l = locations[id];
+      if (!l.hashed) continue;
       size_t i = loc_hash(l.mapping, l.address, l.arena_start) & mask;
-      while (loc_slots_[i] != kNone) i = (i + 1) & mask;
-      loc_slots_[i] = id;
+      while (loc_slots_[i].id != kNone) i = (i + 1) & mask;
+      loc_slots_[i] = LocSlot{l.address, l.mapping, l.arena_start, id};
     }
   }
 
@@ -248,7 +328,10 @@ class PerfDataCollector final : public FoldObserver {
   };
   std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
   std::unordered_map<const MapEntry*, uint32_t> map_ids_;
-  std::vector<uint32_t> loc_slots_;
+  std::vector<LocSlot> loc_slots_;
+  std::vector<PendingLocation> pending_;
+  std::vector<Seen> seen_;
+  size_t hashed_ = 0;  // locations in the hash table
   std::vector<uint32_t> map_by_entry_id_;
   const char* last_root_comm_ = nullptr;
   int32_t last_root_pid_ = 0, last_root_tid_ = 0;
@@ -457,7 +540,9 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   // ---- samples ----
   SampleLabels labels(b, profile, options);
   const int64_t k_comm = b.string_id("comm"), k_pid = b.string_id("pid"), k_tid = b.string_id("tid");
-  std::unordered_map<uint64_t, std::string> label_bytes;
+  std::unordered_map<uint64_t, std::string> label_bytes;  // node-based: the strings stay put
+  uint64_t last_label_key = 0;
+  const std::string* last_labels = nullptr;
   std::vector<uint64_t> locs;
   std::vector<Label> sample_labels;
   auto emit = [&](const PerfDataCollector::Weight& w, bool off) {
@@ -474,8 +559,16 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
     values[nv++] = int64_t(std::llround(w.value));
     if (!off && view == FoldView::on_cpu && count) values[0] = int64_t(w.samples);
     if (values[nv - 1] == 0 && (!with_samples || values[0] == 0)) return;
-    // Samples of one thread in one category share their labels' bytes.
-    auto [it, fresh] = label_bytes.try_emplace((uint64_t(raw.root) << 32) ^ labels.key(w.node));
+    // Samples of one thread in one category share their labels' bytes (and
+    // neighbouring samples mostly have the same: a cheap check first).
+    const uint64_t label_key = (uint64_t(raw.root) << 32) ^ labels.key(w.node);
+    if (last_labels && label_key == last_label_key) {
+      b.add_sample(locs.data(), locs.size(), values, nv, *last_labels);
+      return;
+    }
+    auto [it, fresh] = label_bytes.try_emplace(label_key);
+    last_label_key = label_key;
+    last_labels = &it->second;
     if (fresh) {
       sample_labels.clear();
       sample_labels.push_back(Label{k_comm, b.string_id(root.comm), 0, 0});
@@ -488,6 +581,8 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   };
   // About 16 bytes of labels and 3 per location id a sample.
   b.reserve_samples((c.weights.size() + c.off_weights.size()) * 40 + c.stack_locs.size() * 3);
+  // About 20 bytes a location (id, mapping, address, one line).
+  b.reserve_locations(c.locations.size() * 20 + c.names.size() * 6);
   if (view != FoldView::off_cpu)
     for (const auto& w : c.weights) emit(w, false);
   if (view != FoldView::on_cpu)

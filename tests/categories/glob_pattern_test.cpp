@@ -46,3 +46,29 @@ TEST(GlobPattern, RejectsUnusablePatterns) {
   EXPECT_THROW(GlobPattern(""), std::invalid_argument);
   EXPECT_THROW(GlobPattern("abc\\"), std::invalid_argument);
 }
+
+// The byte-mask prefilter only ever rejects what matches() rejects: every
+// pattern of the built-in rules against names built from its own literals
+// (which match) and from mutations of them (most of which do not).
+TEST(GlobPattern, ByteMaskPrefilterNeverChangesTheAnswer) {
+  const char* patterns[] = {"sgemm_", "*gemm*", "mkl_?gemm*", "at::native::*", "*\\?*", "a*b?c*d", "*kernel", "?",
+                            "*[k]", "\\*x*", "__schedule", "omp_*_wait*"};
+  const char* texts[] = {"sgemm_", "cblas_sgemm", "mkl_dgemm_kernel", "at::native::add", "what?", "aXbYcZd",
+                         "sgemm_kernel", "x", "[k]", "*xy", "__schedule", "omp_barrier_wait_x", "", "GEMM",
+                         "at::native:", "ab?cd", "a_b_c_d"};
+  size_t matched = 0, checked = 0;
+  for (const char* p : patterns) {
+    GlobPattern g(p);
+    for (const char* t : texts) {
+      std::string_view text(t);
+      EXPECT_EQ(g.matches(text, GlobPattern::byte_mask(text)), g.matches(text)) << p << " vs " << t;
+      matched += g.matches(text);
+      ++checked;
+    }
+  }
+  EXPECT_GT(matched, 10u);
+  EXPECT_LT(matched, checked);
+  // And it does reject: a pattern with a byte the text lacks.
+  GlobPattern g("*zq*");
+  EXPECT_FALSE(g.matches("abc", GlobPattern::byte_mask("abc")));
+}

@@ -177,3 +177,26 @@ TEST(ProfileCategories, DwarfRecordingAttributesTheTrainingStep) {
     EXPECT_GT(self(r.phase, c), 0.003) << c;
   EXPECT_LT(self(r.phase, "other"), 0.15);
 }
+
+// Thousands of frames are matched on two threads: every frame must still get
+// exactly what the matcher says for it, on both halves.
+TEST(ProfileCategories, ManyFramesMatchAsTheMatcherSays) {
+  std::string folded;
+  const char* names[] = {"sgemm_kernel_SKYLAKEX", "at::native::add_kernel", "__schedule", "memset", "mystery",
+                         "torch::optim::SGD::step", "exc_page_fault", "futex_wait"};
+  for (int i = 0; i < 5000; ++i)
+    folded += "t;main;" + std::string(names[i % 8]) + "_" + std::to_string(i) + ";" + names[(i + 3) % 8] + " 1\n";
+  Classified c(CategoryRules::defaults(), folded);
+  ASSERT_GE(c.profile.frame_count(), 5000u);
+  ProfileCategories pc(c.profile, c.matcher);
+  size_t matched = 0;
+  for (FrameId f = 0; f < c.profile.frame_count(); ++f)
+    for (int k = 0; k < kCategoryKinds; ++k) {
+      FrameMatch want = c.matcher.match(CategoryKind(k), c.profile.frame_name(f), c.profile.frame_object(f));
+      FrameMatch got = pc.frame_match(CategoryKind(k), f);
+      ASSERT_EQ(got.category, want.category) << c.profile.frame_name(f);
+      ASSERT_EQ(got.rule, want.rule) << c.profile.frame_name(f);
+      matched += bool(want);
+    }
+  EXPECT_GT(matched, 1000u);  // the rules do match some of these (the test checks something)
+}
