@@ -13,29 +13,22 @@ namespace fg {
 
 namespace line_detail {
 
-// Which byte ends a line, decided from the first line terminator of the
-// input: '\n' (Unix, and CRLF whose '\r' the readers strip), or '\r' for
-// the CR-only files old Mac tools and some editors write (split on '\n'
-// they would be one line). Returns false while the start of `text` cannot
-// tell yet (no terminator, or a '\r' as its last byte and more may come).
+// Which byte ends a line: '\n' (Unix, and CRLF whose '\r' the readers strip)
+// whenever the input has a '\n' at all, else '\r' for the CR-only files old
+// Mac tools and some editors write (split on '\n' they would be one line).
+// Deciding by "any '\n'" rather than by the first terminator keeps a file
+// whose first frame name holds a stray '\r' (fgtool's own output of such a
+// name, say) a '\n' file. Returns false while `text` cannot tell yet: no
+// '\n' in it, not at the end, and less than kDecideBytes seen.
+constexpr size_t kDecideBytes = size_t(64) << 10;
 inline bool detect_line_end(std::string_view text, bool at_end, char& delim) {
-  const void* nl = std::memchr(text.data(), '\n', text.size());
-  const void* cr = std::memchr(text.data(), '\r', text.size());
-  if (!cr) {
-    delim = '\n';
-    return nl != nullptr || at_end;
-  }
-  size_t c = static_cast<const char*>(cr) - text.data();
-  if (nl && static_cast<const char*>(nl) < static_cast<const char*>(cr)) {
+  if (std::memchr(text.data(), '\n', text.size())) {
     delim = '\n';
     return true;
   }
-  if (c + 1 < text.size()) {
-    delim = text[c + 1] == '\n' ? '\n' : '\r';
-    return true;
-  }
-  delim = '\r';
-  return at_end;
+  const bool cr = std::memchr(text.data(), '\r', text.size()) != nullptr;
+  delim = cr ? '\r' : '\n';
+  return at_end || (cr && text.size() >= kDecideBytes);
 }
 
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
@@ -84,7 +77,17 @@ uint64_t for_each_line(InputStream& in, LineFn&& fn) {
     }
     if (!delim_known) delim_known = line_detail::detect_line_end(std::string_view(buf.data(), have), n == 0, delim);
     if (n == 0) {
-      if (have) line_detail::call(fn, std::string_view(buf.data(), have), ++line_no);
+      // The end: the lines still in the buffer (the line end may have been
+      // decided only now), then a last line without a terminator.
+      size_t pos = 0;
+      for (;;) {
+        const void* e = std::memchr(buf.data() + pos, delim, have - pos);
+        if (!e) break;
+        size_t end = static_cast<const char*>(e) - buf.data();
+        if (!line_detail::call(fn, std::string_view(buf.data() + pos, end - pos), ++line_no)) return total;
+        pos = end + 1;
+      }
+      if (pos < have) line_detail::call(fn, std::string_view(buf.data() + pos, have - pos), ++line_no);
       return total;
     }
     if (!delim_known || !bom_checked) continue;
