@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -164,7 +165,7 @@ bool mutate_structure(std::string& s, Rng& rng, size_t max_size) {
       const uint64_t* a = find_type(s, l, 64);
       std::string attr;
       if (a) attr = record_at(s, *a);
-      else if (!l.pipe && get<uint64_t>(s, 16) >= 80) attr = record(64, s.substr(size_t(get<uint64_t>(s, 24)), size_t(get<uint64_t>(s, 16) - 16)) + std::string(8, '\0'));
+      else if (!l.pipe && get<uint64_t>(s, 16) >= 80 && get<uint64_t>(s, 24) < s.size()) attr = record(64, s.substr(size_t(get<uint64_t>(s, 24)), size_t(get<uint64_t>(s, 16) - 16)) + std::string(8, '\0'));
       if (attr.size() < 16) return false;
       const uint64_t n = 1 + pick(50000);
       std::string flood;
@@ -273,7 +274,13 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
   std::minstd_rand rng(seed);
   if (rng() % 4 == 0) {
     std::string s(reinterpret_cast<const char*>(data), size);
-    if (fg::fuzz::mutate::mutate_structure(s, rng, max_size) && s.size() <= max_size) {
+    bool mutated = false;
+    try {
+      mutated = fg::fuzz::mutate::mutate_structure(s, rng, max_size);
+    } catch (const std::exception&) {
+      mutated = false;  // a header field out of range for this input: mutate plainly
+    }
+    if (mutated && s.size() <= max_size) {
       std::memcpy(data, s.data(), s.size());
       return s.size();
     }
