@@ -365,6 +365,12 @@ TEST(PprofCli, MalformedPprofIsAClearError) {
   r = run_shell(fg_cmd("merge --sample-index nosuch " + pb));
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("sample types 0=samples"), std::string::npos) << r.err;
+  r = run_shell(fg_cmd("merge --format svg " + pb));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("expected folded or pprof"), std::string::npos) << r.err;
+  r = run_shell(fg_cmd("merge"));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("no inputs"), std::string::npos) << r.err;
 }
 
 TEST(PprofCli, MergeLabelsEachInput) {

@@ -138,5 +138,26 @@ TEST(TracesCli, LiveMlpTrainTraceFolds) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["profiles"][0]["unit"], "microseconds");
 }
 
+// Options of `fold` that do not fit its inputs are usage errors (exit 2) that
+// say what to give instead.
+TEST(TracesCli, FoldOptionsThatDoNotFitTheInputs) {
+  std::string perf = shell_quote(testdata("perf/dwarf.data"));
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"fold --gpu " + perf, "--gpu reads a PyTorch/Kineto trace"},
+      {"fold --idle " + td("nested.json"), "--idle and --full-kernel-names need --gpu"},
+      {"fold --label host " + td("nested.json") + " " + td("nested.json"), "is not one of rank, file"},
+      {"fold " + perf + " " + perf, "one perf.data at a time"},
+      {"fold - - < /dev/null", "stdin ('-') can be given once"},
+      {"fold " + td("nested.json") + " " + perf, "not a trace"},
+  };
+  for (const Case& c : cases) {
+    auto r = run_shell(fgtool(c.args));
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace fg::test
