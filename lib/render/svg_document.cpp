@@ -247,13 +247,17 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
     };
     for (size_t i = 0; i < doc.legend.size(); ++i) {
       const auto& e = doc.legend[i];
-      if (!e.section.empty() && (i == 0 || doc.legend[i - 1].section != e.section)) {
-        if (x > xpad) x += gap / 2;
-        double w = (utf8_length(sanitize_xml_utf8(e.section)) + 2) * char_px * slack;
-        double at = place_item(w);
-        legend_pos.push_back({at, legend_rows, true, i});
-      }
       double w = swatch + 4 + (utf8_length(sanitize_xml_utf8(e.name + " " + e.share)) + 2) * char_px * slack;
+      if (!e.section.empty() && (i == 0 || doc.legend[i - 1].section != e.section)) {
+        // A section label wraps together with its first entry, never alone
+        // at the end of a row.
+        if (x > xpad) x += gap / 2;
+        double label_w = (utf8_length(sanitize_xml_utf8(e.section)) + 2) * char_px * slack;
+        double at = place_item(label_w + w);
+        legend_pos.push_back({at, legend_rows, true, i});
+        legend_pos.push_back({at + label_w, legend_rows, false, i});
+        continue;
+      }
       double at = place_item(w);
       legend_pos.push_back({at, legend_rows, false, i});
     }
