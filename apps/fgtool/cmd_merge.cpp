@@ -147,12 +147,7 @@ int run_merge(const std::vector<std::string>& args) {
     write_folded(merged, out);
   } else {
     PprofExportOptions eo;
-    for (const auto& l : user_labels) eo.labels.push_back(parse_tag(l));
-    std::unique_ptr<CategoryMatcher> matcher;
-    if (!no_categories) {
-      matcher = std::make_unique<CategoryMatcher>(CategoryRules::effective(rules_file));
-      eo.categories = matcher.get();
-    }
+    std::unique_ptr<CategoryMatcher> matcher = set_pprof_output_options(eo, user_labels, rules_file, !no_categories);
     std::vector<PprofGroup> pg;
     std::vector<FoldedProfile> rooted;
     if (!grouped) {

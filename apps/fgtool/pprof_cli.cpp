@@ -35,6 +35,18 @@ bool wants_pprof_export(const std::vector<std::string>& args) {
   return false;
 }
 
+std::unique_ptr<CategoryMatcher> set_pprof_output_options(PprofExportOptions& eo,
+                                                          const std::vector<std::string>& labels,
+                                                          const std::string& rules_file, bool categories) {
+  for (const auto& l : labels) eo.labels.push_back(parse_tag(l));
+  std::unique_ptr<CategoryMatcher> matcher;
+  if (categories) {
+    matcher = std::make_unique<CategoryMatcher>(CategoryRules::effective(rules_file));
+    eo.categories = matcher.get();
+  }
+  return matcher;
+}
+
 int run_export_pprof(const std::vector<std::string>& args) {
   std::vector<std::string> inputs, labels;
   std::string format, rules_file;
@@ -62,12 +74,7 @@ int run_export_pprof(const std::vector<std::string>& args) {
   if (inputs.empty()) inputs.push_back("-");
 
   PprofExportOptions eo;
-  for (const auto& l : labels) eo.labels.push_back(parse_tag(l));
-  std::unique_ptr<CategoryMatcher> matcher;
-  if (!no_categories) {
-    matcher = std::make_unique<CategoryMatcher>(CategoryRules::effective(rules_file));
-    eo.categories = matcher.get();
-  }
+  std::unique_ptr<CategoryMatcher> matcher = set_pprof_output_options(eo, labels, rules_file, !no_categories);
   eo.gzip = !uncompressed;
   std::string doc;
   if (inputs.size() == 1 && inputs[0] != "-" && looks_like_perf_data(read_file_head(inputs[0]))) {

@@ -2,11 +2,13 @@
 // that reads profiles takes (pprof input), and `fgtool export -f pprof`.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "command.h"
 #include "folded/profile_loader.h"
+#include "pprof/pprof_export.h"
 
 namespace fg::cli {
 
@@ -17,6 +19,14 @@ struct PprofInputCli {
   void apply(ProfileLoadOptions& lo) const;
 };
 void add_pprof_input_options(po::options_description& options, PprofInputCli& cli);
+
+// The pprof output options merge and export share: each KEY=VALUE in
+// `labels` added to every sample (throws UsageError on a bad one) and, with
+// `categories`, the category rules (built-in plus rules_file). The returned
+// matcher (null without categories) must outlive the use of `eo`.
+std::unique_ptr<CategoryMatcher> set_pprof_output_options(PprofExportOptions& eo,
+                                                          const std::vector<std::string>& labels,
+                                                          const std::string& rules_file, bool categories);
 
 // Whether `fgtool export` was asked for -f pprof (handled by run_export_pprof).
 bool wants_pprof_export(const std::vector<std::string>& args);

@@ -18,6 +18,24 @@ namespace fg {
 
 namespace pf = pprof_fields;
 
+namespace {
+
+// A sample's labels, written into the Sample message being built.
+void add_labels(protozero::pbf_builder<pf::Sample>& b, const PprofBuilder::Label* labels, size_t label_count) {
+  for (size_t i = 0; i < label_count; ++i) {
+    protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
+    l.add_int64(pf::Label::key, labels[i].key);
+    if (labels[i].str) {
+      l.add_int64(pf::Label::str, labels[i].str);
+    } else {
+      l.add_int64(pf::Label::num, labels[i].num);
+      if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
+    }
+  }
+}
+
+}  // namespace
+
 PprofBuilder::PprofBuilder() {
   strings_.emplace_back();
   string_ids_.emplace(std::string_view(), 0);
@@ -131,16 +149,7 @@ void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_coun
     protozero::pbf_builder<pf::Sample> b(top, pf::Profile::sample);
     if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
     if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
-    for (size_t i = 0; i < label_count; ++i) {
-      protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
-      l.add_int64(pf::Label::key, labels[i].key);
-      if (labels[i].str) {
-        l.add_int64(pf::Label::str, labels[i].str);
-      } else {
-        l.add_int64(pf::Label::num, labels[i].num);
-        if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
-      }
-    }
+    add_labels(b, labels, label_count);
   }
   ++samples_;
   ship_full_samples();
@@ -149,16 +158,7 @@ void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_coun
 std::string PprofBuilder::encode_labels(const Label* labels, size_t label_count) {
   std::string out;
   protozero::pbf_builder<pf::Sample> b(out);
-  for (size_t i = 0; i < label_count; ++i) {
-    protozero::pbf_builder<pf::Label> l(b, pf::Sample::label);
-    l.add_int64(pf::Label::key, labels[i].key);
-    if (labels[i].str) {
-      l.add_int64(pf::Label::str, labels[i].str);
-    } else {
-      l.add_int64(pf::Label::num, labels[i].num);
-      if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
-    }
-  }
+  add_labels(b, labels, label_count);
   return out;
 }
 
