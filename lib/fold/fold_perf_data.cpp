@@ -1104,12 +1104,15 @@ class StackFolder final : public RecordHandler {
     } else {
       symbols_.symbolize_jit(pid, a.address, a.return_address, resolved_);
       jit = true;
-      fallback = "[" + basename_of(map->path) + "]";
       // perf's map__new gives anonymous memory ("//anon", /dev/zero,
       // /anon_hugepage) the dso /tmp/perf-PID.map, and perf script names an
       // unresolved frame there by it: keep that spelling (drop-in folds).
-      if (is_perf_anon_path(map->path))
-        fallback = options_.merge_jit ? std::string("[JIT]") : "[perf-" + std::to_string(pid) + ".map]";
+      if (!is_perf_anon_path(map->path))
+        fallback = "[" + basename_of(map->path) + "]";
+      else if (options_.merge_jit)
+        fallback = "[JIT]";
+      else
+        fallback = "[perf-" + std::to_string(pid) + ".map]";
     }
     FrameSpan sp{uint32_t(frame_arena_.size()), 0};
     bool any = false;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 
 #include "perf/perf_abi.h"
 #include "perf/perf_file_header.h"
@@ -164,25 +163,6 @@ void parse_feature(int feature, const uint8_t* p, size_t size, PerfFileInfo& inf
       break;  // features that do not matter for reading records
   }
   if (feature >= 0 && feature < 256) info.features[feature / 64] |= uint64_t(1) << (feature % 64);
-}
-
-void apply_event_names(std::vector<EventAttr>& attrs, const std::vector<EventAttr>& event_desc) {
-  std::unordered_map<uint64_t, const std::string*> by_id;
-  for (const auto& d : event_desc)
-    for (uint64_t id : d.ids) by_id.emplace(id, &d.name);
-  for (size_t i = 0; i < attrs.size(); ++i) {
-    auto& a = attrs[i];
-    const std::string* name = nullptr;
-    for (uint64_t id : a.ids) {
-      auto it = by_id.find(id);
-      if (it != by_id.end()) {
-        name = it->second;
-        break;
-      }
-    }
-    if (!name && event_desc.size() == attrs.size()) name = &event_desc[i].name;
-    if (name && !name->empty()) a.name = *name;
-  }
 }
 
 }  // namespace fg::perf_features

@@ -22,8 +22,4 @@ void parse_feature(int feature, const uint8_t* p, size_t size, PerfFileInfo& inf
 // HEADER_BUILD_ID record body (without the 8-byte header, misc from it).
 void parse_build_id_entry(uint16_t misc, const uint8_t* body, size_t body_size, PerfFileInfo& info);
 
-// Gives attrs the names of event_desc entries: by shared sample id, else by
-// position when the counts agree.
-void apply_event_names(std::vector<EventAttr>& attrs, const std::vector<EventAttr>& event_desc);
-
 }  // namespace fg::perf_features

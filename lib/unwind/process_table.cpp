@@ -124,33 +124,35 @@ MapList::Vector& ProcessTable::writable(ProcessMaps& p) {
 }
 
 void ProcessTable::insert_map(ProcessMaps& p, const MapEntry& e) {
+  // The entries e replaces, [first, last) by index, found before anything
+  // changes: the first map that ends after e.start (everything before it is
+  // untouched) up to the first that starts at or after e.end. A head of the
+  // first and a tail of the last may survive.
+  size_t first_i, last_i;
   {
-    // The entries e replaces, and how many it adds (a head and a tail of the
-    // first and last overlapped maps survive), before anything changes.
     const MapList& list = p.maps;
-    auto first = std::lower_bound(list.begin(), list.end(), e.start,
-                                  [](const MapEntry* m, uint64_t s) { return m->end <= s; });
-    auto last = first;
-    while (last != list.end() && (*last)->start < e.end) ++last;
+    first_i = size_t(std::lower_bound(list.begin(), list.end(), e.start,
+                                      [](const MapEntry* m, uint64_t s) { return m->end <= s; }) -
+                     list.begin());
+    last_i = first_i;
+    while (last_i < list.size() && list[last_i]->start < e.end) ++last_i;
     size_t added = 1;
-    if (first != last) added += ((*first)->start < e.start) + ((*(last - 1))->end > e.end);
-    const size_t removed = size_t(last - first);
+    if (first_i != last_i) added += (list[first_i]->start < e.start) + (list[last_i - 1]->end > e.end);
+    const size_t removed = last_i - first_i;
     if (added > removed && list.size() - removed + added > kMaxMapsPerProcess) {
       ++stats_.dropped_maps;
       return;
     }
   }
-  auto& maps = writable(p);
-  // First map that ends after e.start: everything before it is untouched.
-  auto first = std::lower_bound(maps.begin(), maps.end(), e.start,
-                                [](const MapEntry* m, uint64_t s) { return m->end <= s; });
-  auto last = first;
+  auto& maps = writable(p);  // may copy the list: iterators from here on
+  const auto first = maps.begin() + static_cast<std::ptrdiff_t>(first_i);
+  const auto last = maps.begin() + static_cast<std::ptrdiff_t>(last_i);
   // Only the first overlapped map can leave a head [old.start, e.start) and
   // only the last a tail [e.end, old.end); the tail's file offset moves on.
   const MapEntry* head = nullptr;
   const MapEntry* tail = nullptr;
-  while (last != maps.end() && (*last)->start < e.end) {
-    const MapEntry* old = *last;
+  for (auto it = first; it != last; ++it) {
+    const MapEntry* old = *it;
     if (old->start < e.start) {
       MapEntry h = *old;
       h.end = e.start;
@@ -165,7 +167,6 @@ void ProcessTable::insert_map(ProcessMaps& p, const MapEntry& e) {
       ++stats_.splits;
     }
     ++stats_.replaced;
-    ++last;
   }
   const MapEntry* added = new_entry(e);
   const MapEntry* merged[3];
