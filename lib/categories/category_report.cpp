@@ -27,13 +27,8 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 std::string pct(double w, double total) { return fmt("%.1f%%", 100 * share_of(w, total)); }
-std::string weight_text(double w) {
-  if (std::fabs(w - std::round(w)) < 1e-9 && std::fabs(w) < 1e15) return fmt("%.0f", w);
-  return fmt("%.3f", w);
-}
 // Time units read as ms/s, counts with separators: folded/weight_text.h,
 // shared with the SVG tooltips and `diff --top`.
-double unit_seconds(const std::string& u) { return seconds_per_unit(u); }
 std::string pad(std::string s, size_t width, bool right = false) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
@@ -164,7 +159,7 @@ static std::string share_table(const char* title, const std::vector<CategoryShar
                                const std::string& units) {
   size_t w = 10;
   for (const auto& s : shares) w = std::max(w, s.name.size() + 2);
-  const std::string head = unit_seconds(units) > 0 ? "SELF TIME" : "SELF " + units;
+  const std::string head = seconds_per_unit(units) > 0 ? "SELF TIME" : "SELF " + units;
   std::string out = pad(title, w) + pad("SELF", 8, true) + pad("INCL", 8, true) + pad(head, 18, true) + "\n";
   for (size_t i : by_share(shares)) {
     const CategoryShare& s = shares[i];
@@ -178,7 +173,7 @@ static std::string share_table(const char* title, const std::vector<CategoryShar
 std::string format_report_text(const CategoryReport& r) {
   std::string out;
   out += "Category report" + (r.source.empty() ? std::string() : " for " + r.source) + ": total " +
-         (unit_seconds(r.units) > 0 ? human_weight(r.total, r.units) + " (" + group_thousands(weight_text(r.total)) + " " +
+         (seconds_per_unit(r.units) > 0 ? human_weight(r.total, r.units) + " (" + count_text(r.total) + " " +
                                           r.units + ")"
                                     : human_weight(r.total, r.units) + " " + r.units) +
          "\n";
@@ -420,7 +415,7 @@ std::string relative_change(double wa, double wb) {
 
 std::string format_category_diff_text(const CategoryReport& a, const CategoryReport& b) {
   auto total = [](const CategoryReport& r) {
-    return unit_seconds(r.units) > 0 ? human_weight(r.total, r.units) : human_weight(r.total, r.units) + " " + r.units;
+    return seconds_per_unit(r.units) > 0 ? human_weight(r.total, r.units) : human_weight(r.total, r.units) + " " + r.units;
   };
   std::string out = "Category diff: A = " + (a.source.empty() ? std::string("A") : a.source) + " (" + total(a) +
                     "), B = " + (b.source.empty() ? std::string("B") : b.source) + " (" + total(b) + ")\n";
