@@ -339,9 +339,8 @@ std::string format_report_json(const CategoryReport& r) {
 
 // ---- CSV ----
 
-// Category and frame names come from the input: quoted and neutralised
-// against formula injection (diagnostics/csv_cell.h).
-static std::string csv_field(const std::string& s) { return csv_cell(s); }
+// Category and frame names come from the input: each goes through csv_cell
+// (quoted and neutralised against formula injection).
 
 std::string format_report_csv(const CategoryReport& r) {
   // One flat table: section,kind,category,key,weight,share
@@ -355,22 +354,22 @@ std::string format_report_csv(const CategoryReport& r) {
     const auto& shares = k == 0 ? r.resource : r.phase;
     const char* kind = category_kind_name(CategoryKind(k));
     for (const auto& s : shares) {
-      out += std::string("share,") + kind + "," + csv_field(s.name) + ",self," + num(s.self) + "," + sh(s.self) + "\n";
-      out += std::string("share,") + kind + "," + csv_field(s.name) + ",inclusive," + num(s.inclusive) + "," +
+      out += std::string("share,") + kind + "," + csv_cell(s.name) + ",self," + num(s.self) + "," + sh(s.self) + "\n";
+      out += std::string("share,") + kind + "," + csv_cell(s.name) + ",inclusive," + num(s.inclusive) + "," +
              sh(s.inclusive) + "\n";
     }
   }
   for (size_t p = 0; p < r.phase.size(); ++p)
     for (size_t c = 0; c < r.resource.size(); ++c)
       if (r.matrix[p][c] > 0)
-        out += "matrix,phase-x-resource," + csv_field(r.phase[p].name) + "," + csv_field(r.resource[c].name) + "," +
+        out += "matrix,phase-x-resource," + csv_cell(r.phase[p].name) + "," + csv_cell(r.resource[c].name) + "," +
                num(r.matrix[p][c]) + "," + sh(r.matrix[p][c]) + "\n";
   for (int k = 0; k < kCategoryKinds; ++k) {
     const auto& shares = k == 0 ? r.resource : r.phase;
     const char* kind = category_kind_name(CategoryKind(k));
     for (const auto& s : shares)
       for (const auto& f : s.top)
-        out += std::string("top,") + kind + "," + csv_field(s.name) + "," + csv_field(f.name) + "," + num(f.weight) +
+        out += std::string("top,") + kind + "," + csv_cell(s.name) + "," + csv_cell(f.name) + "," + num(f.weight) +
                "," + sh(f.weight) + "\n";
   }
   return out;
