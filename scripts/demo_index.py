@@ -69,17 +69,17 @@ def read_log(path):
     return info
 
 
-OFFCPU_FRAME = re.compile(r"\[off-cpu: ([^\]]*)\]")
-
-
-def wall_split(folded_path):
-    """On-CPU and off-CPU weight of a --wall fold, and the off-CPU weight per state."""
-    on = off = 0
-    states = {}
+def folded_stacks(folded_path):
+    """(stack, weight) for each line of a fold, skipping blank, '#' and
+    malformed lines; None if the file cannot be opened."""
     try:
         f = open(folded_path, errors="replace")
     except OSError:
         return None
+    return _stacks_of(f)
+
+
+def _stacks_of(f):
     with f:
         for line in f:
             line = line.rstrip("\n")
@@ -90,13 +90,27 @@ def wall_split(folded_path):
                 w = float(count)
             except ValueError:
                 continue
-            m = OFFCPU_FRAME.search(stack)
-            if m:
-                off += w
-                state = m.group(1).rstrip("+")  # perf writes a preempted task as R+
-                states[state] = states.get(state, 0) + w
-            else:
-                on += w
+            yield stack, w
+
+
+OFFCPU_FRAME = re.compile(r"\[off-cpu: ([^\]]*)\]")
+
+
+def wall_split(folded_path):
+    """On-CPU and off-CPU weight of a --wall fold, and the off-CPU weight per state."""
+    stacks = folded_stacks(folded_path)
+    if stacks is None:
+        return None
+    on = off = 0
+    states = {}
+    for stack, w in stacks:
+        m = OFFCPU_FRAME.search(stack)
+        if m:
+            off += w
+            state = m.group(1).rstrip("+")  # perf writes a preempted task as R+
+            states[state] = states.get(state, 0) + w
+        else:
+            on += w
     if on + off == 0:
         return None
     return {"on": on, "off": off, "states": states}
@@ -116,35 +130,25 @@ def stack_damage(folded_path, min_run=8):
     Frame-pointer unwinding through code built without frame pointers stops
     at the first such library (shallow, unrooted stacks) or reads random stack
     words as return addresses (runs of [unknown] frames)."""
+    stacks = folded_stacks(folded_path)
+    if stacks is None:
+        return None
     total = rooted = shallow = garbage = 0
     longest = 0
-    try:
-        f = open(folded_path, errors="replace")
-    except OSError:
-        return None
-    with f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line or line.startswith("#"):
-                continue
-            stack, _, count = line.rpartition(" ")
-            try:
-                w = float(count)
-            except ValueError:
-                continue
-            frames = stack.split(";")
-            total += w
-            run = best = 0
-            for fr in frames:
-                run = run + 1 if UNKNOWN_FRAME.match(fr) else 0
-                best = max(best, run)
-            longest = max(longest, best)
-            if best >= min_run:
-                garbage += w
-            if ROOT_FRAMES.intersection(frames):
-                rooted += w
-            if len(frames) <= 3:
-                shallow += w
+    for stack, w in stacks:
+        frames = stack.split(";")
+        total += w
+        run = best = 0
+        for fr in frames:
+            run = run + 1 if UNKNOWN_FRAME.match(fr) else 0
+            best = max(best, run)
+        longest = max(longest, best)
+        if best >= min_run:
+            garbage += w
+        if ROOT_FRAMES.intersection(frames):
+            rooted += w
+        if len(frames) <= 3:
+            shallow += w
     if total == 0:
         return None
     return {"rooted": rooted / total, "shallow": shallow / total, "garbage": garbage / total, "longest": longest}

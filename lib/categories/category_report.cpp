@@ -27,13 +27,8 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 std::string pct(double w, double total) { return fmt("%.1f%%", 100 * share_of(w, total)); }
-std::string weight_text(double w) {
-  if (std::fabs(w - std::round(w)) < 1e-9 && std::fabs(w) < 1e15) return fmt("%.0f", w);
-  return fmt("%.3f", w);
-}
 // Time units read as ms/s, counts with separators: folded/weight_text.h,
 // shared with the SVG tooltips and `diff --top`.
-double unit_seconds(const std::string& u) { return seconds_per_unit(u); }
 std::string pad(std::string s, size_t width, bool right = false) {
   if (s.size() >= width) return s;
   return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
@@ -164,7 +159,7 @@ static std::string share_table(const char* title, const std::vector<CategoryShar
                                const std::string& units) {
   size_t w = 10;
   for (const auto& s : shares) w = std::max(w, s.name.size() + 2);
-  const std::string head = unit_seconds(units) > 0 ? "SELF TIME" : "SELF " + units;
+  const std::string head = seconds_per_unit(units) > 0 ? "SELF TIME" : "SELF " + units;
   std::string out = pad(title, w) + pad("SELF", 8, true) + pad("INCL", 8, true) + pad(head, 18, true) + "\n";
   for (size_t i : by_share(shares)) {
     const CategoryShare& s = shares[i];
@@ -178,7 +173,7 @@ static std::string share_table(const char* title, const std::vector<CategoryShar
 std::string format_report_text(const CategoryReport& r) {
   std::string out;
   out += "Category report" + (r.source.empty() ? std::string() : " for " + r.source) + ": total " +
-         (unit_seconds(r.units) > 0 ? human_weight(r.total, r.units) + " (" + group_thousands(weight_text(r.total)) + " " +
+         (seconds_per_unit(r.units) > 0 ? human_weight(r.total, r.units) + " (" + count_text(r.total) + " " +
                                           r.units + ")"
                                     : human_weight(r.total, r.units) + " " + r.units) +
          "\n";
@@ -344,9 +339,8 @@ std::string format_report_json(const CategoryReport& r) {
 
 // ---- CSV ----
 
-// Category and frame names come from the input: quoted and neutralised
-// against formula injection (diagnostics/csv_cell.h).
-static std::string csv_field(const std::string& s) { return csv_cell(s); }
+// Category and frame names come from the input: each goes through csv_cell
+// (quoted and neutralised against formula injection).
 
 std::string format_report_csv(const CategoryReport& r) {
   // One flat table: section,kind,category,key,weight,share
@@ -360,22 +354,22 @@ std::string format_report_csv(const CategoryReport& r) {
     const auto& shares = k == 0 ? r.resource : r.phase;
     const char* kind = category_kind_name(CategoryKind(k));
     for (const auto& s : shares) {
-      out += std::string("share,") + kind + "," + csv_field(s.name) + ",self," + num(s.self) + "," + sh(s.self) + "\n";
-      out += std::string("share,") + kind + "," + csv_field(s.name) + ",inclusive," + num(s.inclusive) + "," +
+      out += std::string("share,") + kind + "," + csv_cell(s.name) + ",self," + num(s.self) + "," + sh(s.self) + "\n";
+      out += std::string("share,") + kind + "," + csv_cell(s.name) + ",inclusive," + num(s.inclusive) + "," +
              sh(s.inclusive) + "\n";
     }
   }
   for (size_t p = 0; p < r.phase.size(); ++p)
     for (size_t c = 0; c < r.resource.size(); ++c)
       if (r.matrix[p][c] > 0)
-        out += "matrix,phase-x-resource," + csv_field(r.phase[p].name) + "," + csv_field(r.resource[c].name) + "," +
+        out += "matrix,phase-x-resource," + csv_cell(r.phase[p].name) + "," + csv_cell(r.resource[c].name) + "," +
                num(r.matrix[p][c]) + "," + sh(r.matrix[p][c]) + "\n";
   for (int k = 0; k < kCategoryKinds; ++k) {
     const auto& shares = k == 0 ? r.resource : r.phase;
     const char* kind = category_kind_name(CategoryKind(k));
     for (const auto& s : shares)
       for (const auto& f : s.top)
-        out += std::string("top,") + kind + "," + csv_field(s.name) + "," + csv_field(f.name) + "," + num(f.weight) +
+        out += std::string("top,") + kind + "," + csv_cell(s.name) + "," + csv_cell(f.name) + "," + num(f.weight) +
                "," + sh(f.weight) + "\n";
   }
   return out;
@@ -420,7 +414,7 @@ std::string relative_change(double wa, double wb) {
 
 std::string format_category_diff_text(const CategoryReport& a, const CategoryReport& b) {
   auto total = [](const CategoryReport& r) {
-    return unit_seconds(r.units) > 0 ? human_weight(r.total, r.units) : human_weight(r.total, r.units) + " " + r.units;
+    return seconds_per_unit(r.units) > 0 ? human_weight(r.total, r.units) : human_weight(r.total, r.units) + " " + r.units;
   };
   std::string out = "Category diff: A = " + (a.source.empty() ? std::string("A") : a.source) + " (" + total(a) +
                     "), B = " + (b.source.empty() ? std::string("B") : b.source) + " (" + total(b) + ")\n";

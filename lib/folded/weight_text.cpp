@@ -28,6 +28,11 @@ std::string group_thousands(std::string s) {
   return s;
 }
 
+std::string count_text(double w) {
+  if (std::fabs(w - std::round(w)) < 1e-9 && std::fabs(w) < 1e15) return group_thousands(fmt("%.0f", w));
+  return group_thousands(fmt("%.3f", w));
+}
+
 std::string human_weight(double w, const std::string& units) {
   double sec = seconds_per_unit(units);
   if (sec > 0) {
@@ -38,8 +43,7 @@ std::string human_weight(double w, const std::string& units) {
     if (std::fabs(s) >= 0.9995) return fmt("%.2f", s) + " s";
     return group_thousands(fmt("%.1f", s * 1e3)) + " ms";
   }
-  if (std::fabs(w - std::round(w)) < 1e-9 && std::fabs(w) < 1e15) return group_thousands(fmt("%.0f", w));
-  return group_thousands(fmt("%.3f", w));
+  return count_text(w);
 }
 
 std::string human_weight_with_unit(double w, const std::string& units) {

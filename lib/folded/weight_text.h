@@ -11,6 +11,10 @@ namespace fg {
 // "1234567.5" -> "1,234,567.5": digits grouped in threes before the point.
 std::string group_thousands(std::string s);
 
+// A count grouped in threes: "12,345", fractional counts with three
+// decimals ("1,234.500").
+std::string count_text(double w);
+
 // Time in ms or s for time units; for other units the count grouped in
 // threes ("12,345", fractional counts with three decimals), without the unit.
 std::string human_weight(double w, const std::string& units);

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "folded/weight_text.h"
 #include "render/palette.h"
 #include "render/xml_text.h"
 
@@ -61,18 +62,7 @@ std::string format_display_count(double v) {
   char buf[64];
   bool integral = std::fabs(v - std::round(v)) < 1e-9 * std::max(1.0, std::fabs(v));
   std::snprintf(buf, sizeof buf, integral ? "%.0f" : "%.2f", integral ? std::round(v) : v);
-  std::string s = buf;
-  size_t dot = s.find('.');
-  size_t int_end = dot == std::string::npos ? s.size() : dot;
-  size_t start = (s[0] == '-') ? 1 : 0;
-  std::string out = s.substr(0, start);
-  for (size_t i = start; i < int_end; ++i) {
-    out += s[i];
-    size_t left = int_end - i - 1;
-    if (left && left % 3 == 0) out += ',';
-  }
-  out += s.substr(int_end);
-  return out;
+  return group_thousands(buf);
 }
 
 std::string format_percent(double part, double whole) {

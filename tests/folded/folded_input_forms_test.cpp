@@ -8,18 +8,14 @@
 
 #include "diagnostics/input_error.h"
 #include "folded/folded_reader.h"
-#include "folded/folded_writer.h"
 #include "folded/profile_loader.h"
+#include "folded_text.h"
 #include "test_support.h"
 
 namespace fg {
 namespace {
 
-std::string folded_text(const FoldedProfile& p) {
-  std::string s;
-  write_folded(p, s);
-  return s;
-}
+using test::folded_text;
 
 // Reads `text` through a file (the streaming path) and as text; both must agree.
 std::string read_both(const std::string& text) {

@@ -7,18 +7,14 @@
 
 #include "diagnostics/input_error.h"
 #include "folded/folded_reader.h"
-#include "folded/folded_writer.h"
 #include "folded/profile_loader.h"
+#include "folded_text.h"
 #include "test_support.h"
 
 namespace fg {
 namespace {
 
-std::string folded_text(const FoldedProfile& p) {
-  std::string s;
-  write_folded(p, s);
-  return s;
-}
+using test::folded_text;
 
 std::string error_of(const std::string& text, const std::string& name = "in.folded") {
   FoldedProfile p;

@@ -7,20 +7,16 @@
 #include <vector>
 
 #include "diagnostics/input_error.h"
-#include "folded/folded_writer.h"
 #include "pprof/pprof_builder.h"
 #include "pprof/pprof_export.h"
 #include "pprof/pprof_reader.h"
+#include "folded_text.h"
 #include "test_support.h"
 
 namespace fg {
 namespace {
 
-std::string folded_text(const FoldedProfile& p) {
-  std::string s;
-  write_folded(p, s);
-  return s;
-}
+using test::folded_text;
 
 // All members of a gzip stream, inflated (zlib, as Go's reader does).
 std::string gunzip_for_test(const std::string& gz) {

@@ -6,16 +6,10 @@
 #include <string>
 
 #include "folded/folded_profile.h"
-#include "folded/folded_writer.h"
+#include "folded_text.h"
 #include "test_support.h"
 
 namespace fg::test {
-
-inline std::string folded_text(const FoldedProfile& p) {
-  std::string s;
-  write_folded(p, s);
-  return s;
-}
 
 inline std::map<std::string, double> stack_map(const FoldedProfile& p) {
   std::map<std::string, double> m;
