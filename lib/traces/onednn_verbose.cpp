@@ -309,9 +309,6 @@ std::string pad(std::string s, size_t w, bool right = false) {
   if (s.size() >= w) return s;
   return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
 }
-// Primitive and implementation names come from the log: neutralised
-// against formula injection (diagnostics/csv_cell.h).
-std::string csv_field(const std::string& s) { return csv_cell(s); }
 }  // namespace
 
 std::string format_onednn_summary_text(const OnednnSummary& s) {
@@ -361,7 +358,8 @@ std::string format_onednn_summary_json(const OnednnSummary& s) {
 std::string format_onednn_summary_csv(const OnednnSummary& s) {
   std::string out = "primitive,implementation,us,count,share\n";
   auto row = [&](const OnednnSummary::Row& r) {
-    out += csv_field(r.primitive) + "," + csv_field(r.implementation) + "," + fmt("%.3f", r.us) + "," +
+    // Names come from the log: neutralised against formula injection.
+    out += csv_cell(r.primitive) + "," + csv_cell(r.implementation) + "," + fmt("%.3f", r.us) + "," +
            std::to_string(r.count) + "," + fmt("%.6f", s.total_us > 0 ? r.us / s.total_us : 0.0) + "\n";
   };
   for (const auto& r : s.primitives) {
