@@ -289,9 +289,17 @@ TEST_F(FoldLive, MixedRecordingFoldsOnAndOffCpuAlike) {
 }
 
 TEST_F(FoldLive, WallClockMergesOnAndOffCpuInMicroseconds) {
-  std::string data = record("wall", "-e cpu-clock -F 999 -e sched:sched_switch --switch-events --call-graph dwarf,16384",
+  // 16 KB stacks at 999 Hz are 16 MB/s: a larger buffer (-m) keeps perf from
+  // losing switch records when the machine is loaded (CI runs two sanitizer
+  // test processes on two cores).
+  std::string data = record("wall",
+                            "-m 8M -e cpu-clock -F 999 -e sched:sched_switch --switch-events --call-graph dwarf,16384",
                             kCalls + " 20 naps");
   std::string wall = fold(data, "--wall");
+  const std::string err = last_fold_err_;
+  // A lost switch-out or switch-in drops that block (its length is unknown):
+  // the known total is then only a bound for what was recorded.
+  const bool lost = err.find("perf lost") != std::string::npos;
   EXPECT_NE(wall.find("[off-cpu: S]"), std::string::npos) << wall.substr(0, 2000);
   // 20 naps of 5 ms, off-CPU in state S: at least 100 ms in all. Most of it
   // under model::nap (a few DWARF unwinds stop short of it: memory outside the copy).
@@ -300,8 +308,8 @@ TEST_F(FoldLive, WallClockMergesOnAndOffCpuInMicroseconds) {
     (kv.first.find("[off-cpu") != std::string::npos ? off : on) += kv.second;
     if (kv.first.find("[off-cpu: S]") != std::string::npos) sleeping += kv.second;
   }
-  EXPECT_GE(sleeping, 100000 * 0.95) << wall.substr(0, 3000);
-  EXPECT_GE(weight_of(wall, "model::nap"), 100000 * 0.5) << wall.substr(0, 3000);
+  if (!lost) EXPECT_GE(sleeping, 100000 * 0.95) << err << wall.substr(0, 3000);
+  EXPECT_GE(weight_of(wall, "model::nap"), 100000 * 0.5) << err << wall.substr(0, 3000);
   EXPECT_GT(on, 0);
   EXPECT_GT(off, 0);
   // On-CPU part in us equals the on-CPU fold (ns) / 1000, within rounding.
