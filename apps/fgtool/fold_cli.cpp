@@ -164,6 +164,11 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
   if (s.lost_events || s.lost_samples)
     err << p << "perf lost " << s.lost_events << " events and " << s.lost_samples
         << " samples while recording (the profile under-counts; record with a lower -F or larger -m)\n";
+  // A second switch-out before any switch-in: the switch-in was not recorded
+  // (perf lost it, or the ring buffer wrapped) and that block's length is unknown.
+  if (o.view != FoldView::on_cpu && !s.off_cpu_fallback && s.off_cpu.replaced)
+    err << p << "warning: " << s.off_cpu.replaced
+        << " off-CPU blocks left out: their switch-in was not recorded (the off-CPU time under-counts)\n";
   if (o.view != FoldView::on_cpu && s.off_cpu_fallback)
     err << p << "no switch-in records (recorded without --switch-events): off-CPU times run to each task's next "
                "record and are upper bounds. Record with 'fgtool record --off-cpu' or "
