@@ -47,7 +47,8 @@ void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t
     StackFrame& fr = frames_[i];
     fr.address = key[i];
     fr.key = frame_key(fr.address, pid, proc, &fr.map);
-    frame_cache_.prefetch(detail::hash_pair(fr.key.a, fr.key.b));
+    fr.hash = detail::hash_pair(fr.key.a, fr.key.b);
+    frame_cache_.prefetch(fr.hash);
     // A caller address in no executable mapping ends the walk: past it a
     // frame-pointer chain (through code built without frame pointers)
     // yields garbage, perf script prints each as "[unknown]", and a stack
@@ -104,7 +105,7 @@ NodeId StackSymboliser::observe_stack(uint32_t idx, const void* root_ptr, size_t
 NodeId StackSymboliser::append_frames(const StackFrame& f, int32_t pid, NodeId node, FrameSpan* span_out) {
   ++stats_.frames;
   if (f.address.kernel) ++stats_.kernel_frames;
-  const uint64_t hash = detail::hash_pair(f.key.a, f.key.b);
+  const uint64_t hash = f.hash;
   auto same = [&](const FrameSlot& s) { return s.key.a == f.key.a && s.key.b == f.key.b; };
   FrameSpan sp;
   if (const FrameSlot* cached = frame_cache_.find(hash, same)) {

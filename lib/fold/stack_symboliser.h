@@ -71,6 +71,7 @@ class StackSymboliser {
   struct StackFrame {
     StackAddress address;
     FrameKey key;
+    uint64_t hash;  // of key
     const MapEntry* map;
   };
 
