@@ -7,7 +7,7 @@
 //   StackKeyBuilder   a sample's raw stack key (stack_key.h)
 //   RawStackIndex     raw stack deduplication and weights (raw_stack_index.h)
 //   StackSymboliser   new raw stacks into the profile tree (stack_symboliser.h),
-//                     on a symbolising thread (WorkerQueue) or inline
+//                     on a SymbolisingThread (symbolising_thread.h) or inline
 //   OffCpuTracker     sched_switch pairing (off_cpu_tracker.h)
 #include "fold/fold_perf_data.h"
 
@@ -19,7 +19,6 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "diagnostics/input_error.h"
 #include "fold/dwarf_unwind_pool.h"
@@ -28,7 +27,7 @@
 #include "fold/sample_selection.h"
 #include "fold/stack_key.h"
 #include "fold/stack_symboliser.h"
-#include "fold/worker_queue.h"
+#include "fold/symbolising_thread.h"
 #include "folded/profile_loader.h"
 #include "perf/perf_data_reader.h"
 #include "unwind/process_table.h"
@@ -58,15 +57,6 @@ bool has_dwarf_samples(const PerfFileInfo& info) {
     if (a.has(sample_bits::STACK_USER) && a.sample_regs_user) return true;
   return false;
 }
-
-// A new raw stack for the symbolising thread. The key is the raw-stack
-// table's copy, which never moves.
-struct StackJob {
-  uint32_t idx;
-  const uint64_t* key;
-  int32_t pid;
-  const ProcessMaps* proc;  // looked up by the folding thread
-};
 
 class StackFolder final : public RecordHandler, private NewStackSink {
  public:
@@ -108,11 +98,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   void enable_symbolising_thread(unsigned threads) {
     if (threads < 2 || options_.view != FoldView::on_cpu || queue_samples_ || symbolising_) return;
     if (has_dwarf_samples(reader_.info())) return;
-    symbolising_ = std::make_unique<WorkerQueue<StackJob>>(
-        [this](const std::vector<StackJob>& jobs) {
-          for (const StackJob& j : jobs) symboliser_.symbolise(j.idx, j.key, j.pid, j.proc);
-        },
-        kMaxBacklog);
+    symbolising_ = std::make_unique<SymbolisingThread>(symboliser_);
   }
 
   SymbolCache& symbols() { return symboliser_.symbols(); }
@@ -190,8 +176,6 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   }
 
  private:
-  static constexpr size_t kJobBatch = 128, kMaxBacklog = 64 * 1024;
-
   void make_unwind_pool(unsigned unwinders) {
     unwind_pool_ = std::make_unique<DwarfUnwindPool>(
         table_, options_.unwind, [this](const MapEntry& m) { return symboliser_.elf_path_for(m); }, unwinders);
@@ -229,8 +213,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   void before_table_change(int32_t pid) {
     flush_samples();
     if (!symbolising_) return;
-    const ProcessMaps* target = table_.process(pid);
-    if (target && jobs_procs_.count(target)) drain_symbolising_thread();
+    if (symbolising_->reads(table_.process(pid))) drain_symbolising_thread();
   }
 
   // Unwind only what this view folds: switch samples for off-CPU, the others for on-CPU.
@@ -352,21 +335,12 @@ class StackFolder final : public RecordHandler, private NewStackSink {
       symboliser_.symbolise(idx, key, pid, proc);
       return;
     }
-    jobs_filling_.push_back(StackJob{idx, key, pid, proc});
-    if (proc && proc != last_job_proc_) {
-      jobs_procs_.insert(proc);
-      last_job_proc_ = proc;
-    }
-    if (jobs_filling_.size() >= kJobBatch) symbolising_->submit(jobs_filling_);
+    symbolising_->add(idx, key, pid, proc);
   }
 
   // Waits until every new stack so far is symbolised.
   void drain_symbolising_thread() {
-    if (!symbolising_) return;
-    symbolising_->submit(jobs_filling_);
-    jobs_procs_.clear();
-    last_job_proc_ = nullptr;
-    symbolising_->drain();
+    if (symbolising_) symbolising_->drain();
   }
   void stop_symbolising_thread() {
     if (symbolising_) symbolising_->stop();
@@ -474,12 +448,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   uint64_t last_time_ = 0;
   bool map_budget_warned_ = false;
   bool wall_event_checked_ = false;
-  // The symbolising thread (enable_symbolising_thread), and what the
-  // folding thread keeps of the jobs it handed over.
-  std::unique_ptr<WorkerQueue<StackJob>> symbolising_;
-  std::vector<StackJob> jobs_filling_;
-  std::unordered_set<const ProcessMaps*> jobs_procs_;  // processes whose maps queued stacks read
-  const ProcessMaps* last_job_proc_ = nullptr;
+  std::unique_ptr<SymbolisingThread> symbolising_;  // enable_symbolising_thread
   // Scratch reused across samples (no allocation on the hot path).
   std::vector<UnwindFrame> unwound_;
   std::vector<uint64_t> key_;

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 
 #include "fold/sample_selection.h"
 #include "fold/stack_symboliser.h"
+#include "fold/symbolising_thread.h"
 #include "folded_text.h"
 #include "test_support.h"
 
@@ -59,17 +61,31 @@ struct SymboliserFixture : ::testing::Test {
     }
     return k;
   }
-  // Folds the stacks (weight 1 each) and returns the folded text.
-  std::string fold(const std::vector<std::vector<StackAddress>>& stacks) {
+  // Folds the stacks (weight 1 each) and returns the folded text; with
+  // `threaded`, through a SymbolisingThread.
+  std::string fold(const std::vector<std::vector<StackAddress>>& stacks, bool threaded = false) {
     ProcessTable fresh;
     fill(fresh);
     StackSymboliser sym(options, info);
     ThreadRoot root;
     root.name = "prog";
     std::vector<std::vector<uint64_t>> keys;
+    keys.reserve(stacks.size());  // keys must not move while the thread may read them
+    std::unique_ptr<SymbolisingThread> thread;
+    if (threaded) thread = std::make_unique<SymbolisingThread>(sym);
     for (size_t i = 0; i < stacks.size(); ++i) {
       keys.push_back(key(fresh, &root, stacks[i]));
-      sym.symbolise(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
+      if (thread) {
+        thread->add(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
+        EXPECT_TRUE(thread->reads(fresh.process(kPid)));
+      } else {
+        sym.symbolise(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
+      }
+    }
+    if (thread) {
+      thread->drain();
+      EXPECT_FALSE(thread->reads(fresh.process(kPid)));
+      thread->stop();
     }
     for (size_t i = 0; i < stacks.size(); ++i) sym.profile().add_self(sym.node_of(uint32_t(i)), 1);
     stats = sym.stats();
@@ -127,6 +143,18 @@ TEST_F(SymboliserFixture, EqualStacksShareANodeAndFramesAreCached) {
   EXPECT_EQ(stats.frames, 6u);
   // Every distinct address was named once; the repeat of `a` hit the cache.
   EXPECT_EQ(stats.unknown_frames, 1u);
+}
+
+TEST_F(SymboliserFixture, ASymbolisingThreadBuildsTheSameProfile) {
+  // Enough stacks for several batches (SymbolisingThread::kBatch).
+  std::vector<std::vector<StackAddress>> stacks;
+  for (uint64_t i = 0; i < 1000; ++i)
+    stacks.push_back({{kJitStart + (i % 37), false, false},
+                      {main_address + 1 + (i % 5), false, true},
+                      {0xffffffff81000000 + (i % 3), true, true}});
+  std::string inline_text = fold(stacks);
+  EXPECT_EQ(fold(stacks, true), inline_text);
+  EXPECT_NE(inline_text.find("prog;[kernel.kallsyms];main;[perf-100.map] "), std::string::npos) << inline_text;
 }
 
 TEST_F(SymboliserFixture, ElfPathForMapsFindsTheSymfsCopy) {
