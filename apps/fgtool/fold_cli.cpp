@@ -118,8 +118,8 @@ FoldOptions to_fold_options(const FoldCliOptions& c, const po::variables_map&) {
   FoldOptions o;
   if (c.off_cpu && c.wall) throw UsageError("--off-cpu and --wall exclude each other");
   o.view = c.off_cpu ? FoldView::off_cpu : c.wall ? FoldView::wall : FoldView::on_cpu;
-  o.pid = c.pid;
-  o.tid = c.tid;
+  o.root_with_pid = c.pid;
+  o.root_with_tid = c.tid;
   o.annotate_kernel = c.kernel || c.all;
   o.annotate_jit = c.jit || c.all;
   o.addrs = c.addrs;

@@ -62,8 +62,9 @@ class FoldObserver {
 
 struct FoldOptions {
   FoldView view = FoldView::on_cpu;
-  // Root frame: "comm" (default), "comm-PID" (pid) or "comm-PID/TID" (tid).
-  bool pid = false, tid = false;
+  // Root frame: "comm" (default), "comm-PID" (root_with_pid, --pid) or
+  // "comm-PID/TID" (root_with_tid, --tid). Not filters: see pids/tids.
+  bool root_with_pid = false, root_with_tid = false;
   bool annotate_kernel = false;  // "_[k]" on kernel frames
   bool annotate_jit = false;     // "_[j]" on JIT frames (perf-PID.map)
   bool addrs = false;            // "[dso+0xOFFSET]" instead of "[dso]" for unknown frames
@@ -73,6 +74,7 @@ struct FoldOptions {
   bool merge_jit = false;
   bool count = false;            // weight 1 per sample instead of the period
   std::string event;             // fold this event; empty = the first sampling event
+  // Filters (--comm, --pid-filter, --tid-filter); empty = all.
   std::vector<std::string> comms;
   std::vector<int32_t> pids, tids;
   // Sample time window in seconds, as `perf script` prints times; < 0 = open.

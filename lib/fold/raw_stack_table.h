@@ -11,10 +11,11 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
-#include <utility>
 #include <vector>
 
 #include "fold/huge_page_allocator.h"
+#include "folded/hash.h"
+#include "folded/open_table.h"
 
 namespace fg {
 
@@ -25,37 +26,28 @@ class RawStackTable {
   // The index of an equal key, or kMissing; *entry (if given) gets the
   // stored entry, for add_weight.
   uint32_t find(const uint64_t* words, uint32_t count, uint64_t hash, uint64_t** entry = nullptr) {
-    if (slots_.empty()) return kMissing;
-    size_t mask = slots_.size() - 1;
-    for (size_t i = hash & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.index == kMissing) return kMissing;
-      // The arena holds each key's length followed by its words.
-      if (s.hash == hash) {
-        uint64_t* stored = at(s.offset);
-        if (stored[0] == count && same_words(stored + kEntryHeader, words, count)) {
-          if (entry) *entry = stored;
-          return s.index;
-        }
-      }
-    }
+    const Slot* s = slots_.find(hash, [&](const Slot& s) {
+      if (s.hash != hash) return false;
+      // The arena holds each key's length and weight, then its words.
+      const uint64_t* stored = at(s.offset);
+      return stored[0] == count && same_words(stored + kEntryHeader, words, count);
+    });
+    if (!s) return kMissing;
+    if (entry) *entry = at(s->offset);
+    return s->index;
   }
 
   // Stage 1 of a batched lookup: start loading the slot for hash.
-  void prefetch_slot(uint64_t hash) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
-  }
+  void prefetch_slot(uint64_t hash) const { slots_.prefetch(hash); }
   // Stage 2 (after the slot has arrived): start loading the key of the first
   // slot whose hash matches (a likely hit).
   void prefetch_key(uint64_t hash) const {
-    if (slots_.empty()) return;
-    const Slot& s = slots_[hash & (slots_.size() - 1)];
-    if (s.index != kMissing && s.hash == hash) __builtin_prefetch(at(s.offset));
+    const Slot* s = slots_.home(hash);
+    if (s && s->index != kMissing && s->hash == hash) __builtin_prefetch(at(s->offset));
   }
 
   // Inserts a key known to be missing; returns its index (0, 1, 2, ...).
   uint32_t insert(const uint64_t* words, uint32_t count, uint64_t hash, uint64_t** entry = nullptr) {
-    if ((offsets_.size() + 1) * 4 >= slots_.size() * 3) grow();
     if (count + kEntryHeader > kBlockWords) throw std::length_error("raw stack table: a key of more than 256 K words");
     if (blocks_.empty() || block_used_ + count + kEntryHeader > kBlockWords) {
       if (blocks_.size() >= (size_t(1) << (32 - kBlockShift)) || offsets_.size() + 1 >= kMissing)
@@ -72,7 +64,7 @@ class RawStackTable {
     block_used_ += count + kEntryHeader;
     if (entry) *entry = p;
     offsets_.push_back(offset);
-    place(Slot{hash, index, offset});
+    slots_.insert_new(hash, Slot{hash, index, offset});
     return index;
   }
 
@@ -97,37 +89,7 @@ class RawStackTable {
     std::memcpy(entry + 1, &v, sizeof v);
   }
 
-  static uint64_t hash_words(const uint64_t* words, uint32_t count) {
-    // Four independent multiply lanes, mixed at the end: a single chain of
-    // dependent multiplies cost ~7 cycles per word, on every sample.
-    constexpr uint64_t k0 = 0x9e3779b97f4a7c15ull, k1 = 0xc2b2ae3d27d4eb4full, k2 = 0x165667b19e3779f9ull,
-                       k3 = 0xff51afd7ed558ccdull;
-    uint64_t a = k0 ^ count, b = k1, c = k2, d = k3;
-    uint32_t i = 0;
-    for (; i + 4 <= count; i += 4) {
-      a = (a ^ words[i]) * k3;
-      b = (b ^ words[i + 1]) * k0;
-      c = (c ^ words[i + 2]) * k1;
-      d = (d ^ words[i + 3]) * k2;
-      a ^= a >> 29;
-      b ^= b >> 31;
-      c ^= c >> 27;
-      d ^= d >> 33;
-    }
-    for (; i < count; ++i) {
-      a = (a ^ words[i]) * k3;
-      a ^= a >> 29;
-      std::swap(a, b);  // spread the tail over the lanes too
-    }
-    uint64_t h = a ^ (b * k0) ^ ((c * k1) >> 7) ^ (d * k2) ^ ((d >> 13) * k3);
-    // A final avalanche (murmur3's fmix64): the low bits pick the slot.
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-  }
+  static uint64_t hash_words(const uint64_t* words, uint32_t count) { return detail::hash_words(words, count); }
 
   // Equal keys: a plain word loop, inlined (memcmp's call showed in profiles).
   static bool same_words(const uint64_t* a, const uint64_t* b, uint32_t count) {
@@ -144,18 +106,11 @@ class RawStackTable {
     uint32_t index = kMissing;
     uint32_t offset = 0;
   };
-  void place(const Slot& slot) {
-    size_t mask = slots_.size() - 1;
-    size_t i = slot.hash & mask;
-    while (slots_[i].index != kMissing) i = (i + 1) & mask;
-    slots_[i] = slot;
-  }
-  void grow() {
-    std::vector<Slot, HugePageAllocator<Slot>> old = std::move(slots_);
-    slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
-    for (const Slot& s : old)
-      if (s.index != kMissing) place(s);
-  }
+  struct SlotPolicy {
+    static bool empty(const Slot& s) { return s.index == kMissing; }
+    static Slot empty_slot() { return Slot{}; }
+    static uint64_t rehash(const Slot& s) { return s.hash; }
+  };
 
   // Keys live in fixed 2 MiB blocks, never moved: a growing vector would copy
   // tens of MB at each doubling and briefly need twice the memory.
@@ -167,7 +122,7 @@ class RawStackTable {
   }
   uint64_t* at(uint32_t offset) { return blocks_[offset >> kBlockShift].data() + (offset & (kBlockWords - 1)); }
 
-  std::vector<Slot, HugePageAllocator<Slot>> slots_;
+  OpenTable<Slot, SlotPolicy, HugePageAllocator<Slot>> slots_{1024};
   std::vector<uint32_t> offsets_;  // per index: block << kBlockShift | word in the block
   std::vector<std::vector<uint64_t, HugePageAllocator<uint64_t>>> blocks_;  // per key: length, weight, words
   size_t block_used_ = 0;          // words used in blocks_.back()

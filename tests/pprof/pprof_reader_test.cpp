@@ -254,7 +254,7 @@ TEST(PprofExport, ObservedFoldIsTheSameFold) {
     SCOPED_TRACE(c.file);
     FoldOptions fo;
     fo.view = c.view;
-    fo.tid = c.tid;
+    fo.root_with_tid = c.tid;
     if (c.symfs) fo.symbols.symfs = test::testdata("fold/symfs");
     std::string plain = folded_text(fold_perf_data(test::testdata(c.file), fo));
     FoldedProfile observed;

@@ -1,0 +1,54 @@
+#include "fold/raw_stack_index.h"
+
+namespace fg {
+
+std::vector<uint64_t>& RawStackIndex::next_key() {
+  if (count_ == kRing) resolve_oldest();
+  std::vector<uint64_t>& words = at(count_).words;
+  words.clear();
+  return words;
+}
+
+void RawStackIndex::commit(double weight, int32_t pid) {
+  Pending& p = at(count_);
+  p.hash = RawStackTable::hash_words(p.words.data(), uint32_t(p.words.size()));
+  p.weight = weight;
+  p.pid = pid;
+  table_.prefetch_slot(p.hash);
+  ++count_;
+  if (count_ > kPrefetchKeyAfter) table_.prefetch_key(at(count_ - 1 - kPrefetchKeyAfter).hash);
+}
+
+void RawStackIndex::flush() {
+  for (size_t i = count_ > kPrefetchKeyAfter ? count_ - kPrefetchKeyAfter : 0; i < count_; ++i)
+    table_.prefetch_key(at(i).hash);
+  while (count_) resolve_oldest();
+}
+
+void RawStackIndex::resolve_oldest() {
+  const Pending& p = ring_[head_];
+  uint64_t* entry = nullptr;
+  uint32_t idx = resolve(p.words.data(), uint32_t(p.words.size()), p.hash, p.pid, &entry);
+  RawStackTable::add_weight(entry, p.weight);
+  if (count_samples_) {
+    if (counts_.size() <= idx) counts_.resize(size_t(idx) + 1 + counts_.size() / 2);
+    ++counts_[idx];
+  }
+  head_ = (head_ + 1) % kRing;
+  --count_;
+}
+
+uint32_t RawStackIndex::index_now(const uint64_t* key, uint32_t count, int32_t pid) {
+  return resolve(key, count, RawStackTable::hash_words(key, count), pid, nullptr);
+}
+
+uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid, uint64_t** entry) {
+  uint32_t idx = table_.find(key, count, hash, entry);
+  if (idx != RawStackTable::kMissing) return idx;
+  idx = table_.insert(key, count, hash, entry);
+  uint32_t stored_count = 0;
+  sink_.on_new_stack(idx, table_.key(idx, &stored_count), pid);
+  return idx;
+}
+
+}  // namespace fg

@@ -1,0 +1,68 @@
+// Gives each sample's raw stack key its index in the RawStackTable and adds
+// the sample's weight there, with lookups delayed through a short ring so
+// that the cache misses of many samples overlap; a key seen for the first
+// time is handed to a NewStackSink (which has it symbolised).
+// Owning thread: the folding thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "fold/raw_stack_table.h"
+
+namespace fg {
+
+// Told of every new raw stack, in index order (0, 1, 2, ...). The key stays
+// where it is for the whole fold (the table's arena never moves).
+class NewStackSink {
+ public:
+  virtual ~NewStackSink() = default;
+  virtual void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid) = 0;
+};
+
+class RawStackIndex {
+ public:
+  // count_samples: keep a sample count per raw stack (for an observer).
+  RawStackIndex(NewStackSink& sink, bool count_samples) : sink_(sink), count_samples_(count_samples) {}
+
+  // Adding a sample, in two steps: fill the returned (empty) buffer with
+  // its key, then commit. Its weight is added a little later: the slot is
+  // prefetched at once, the key kPrefetchKeyAfter samples later, and the
+  // lookup happens when the sample leaves the kRing-long ring.
+  std::vector<uint64_t>& next_key();
+  void commit(double weight, int32_t pid);
+  // Resolves every sample in the ring: call before anything the keys or
+  // their symbolisation depend on changes (the process table), and at the end.
+  void flush();
+
+  // The index of a key now (the off-CPU paths need it at once); adds no weight.
+  uint32_t index_now(const uint64_t* key, uint32_t count, int32_t pid);
+
+  const RawStackTable& table() const { return table_; }
+  size_t size() const { return table_.size(); }
+  double weight(uint32_t index) const { return table_.weight(index); }
+  uint64_t sample_count(uint32_t index) const { return index < counts_.size() ? counts_[index] : 0; }
+
+  static constexpr size_t kRing = 32, kPrefetchKeyAfter = 16;
+
+ private:
+  struct Pending {
+    std::vector<uint64_t> words;  // the key (keeps its capacity across samples)
+    uint64_t hash = 0;
+    double weight = 0;
+    int32_t pid = 0;
+  };
+  uint32_t resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid, uint64_t** entry);
+  void resolve_oldest();
+  Pending& at(size_t i) { return ring_[(head_ + i) % kRing]; }
+
+  NewStackSink& sink_;
+  const bool count_samples_;
+  RawStackTable table_;
+  std::array<Pending, kRing> ring_;
+  size_t head_ = 0, count_ = 0;
+  std::vector<uint32_t> counts_;  // per raw stack, only with count_samples
+};
+
+}  // namespace fg

@@ -1,0 +1,93 @@
+// Which samples a fold keeps (--pid-filter, --tid-filter, --comm, --time) and
+// under which root frame they go ("comm", "comm-PID" or "comm-PID/TID"), with
+// a small per-tid cache of what a sample needs of its thread.
+// Owning thread: the folding thread. A ThreadRoot's `frame` alone belongs to
+// whichever thread symbolises (it interns the name on first use).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "folded/folded_profile.h"
+#include "unwind/process_table.h"
+
+namespace fg {
+
+// A root frame's name, and its id once interned.
+struct ThreadRoot {
+  std::string name;
+  FrameId frame = FoldedProfile::kNoFrame;  // set by the symbolising side
+  std::string comm;  // as recorded (a copy: an off-CPU comm may point into a sample); only for an observer
+  int32_t pid = 0, tid = 0;
+};
+
+struct SampleSelectionOptions {
+  // Root naming: comm-PID (root_with_pid), comm-PID/TID (root_with_tid).
+  bool root_with_pid = false, root_with_tid = false;
+  // Keep roots apart per thread even when their names are equal (an
+  // observer wants raw stacks per thread; the folded output is the same).
+  bool roots_per_thread = false;
+  bool keep_root_comm = false;  // fill ThreadRoot::comm
+  // Filters; empty = all.
+  std::vector<std::string> comms;
+  std::vector<int32_t> pids, tids;
+  double time_start = -1, time_end = -1;  // seconds; < 0 = open
+};
+
+class SampleSelection {
+ public:
+  SampleSelection(SampleSelectionOptions options, const ProcessTable& table);
+
+  // What a sample needs of its thread, cached: consecutive samples mostly
+  // come from a few threads, and three hash lookups per sample (comm, pid,
+  // process) showed in profiles. Valid until table_changed().
+  struct CachedThread {
+    int32_t sample_pid = 0, tid = 0;
+    uint32_t epoch = 0;
+    std::string_view comm;
+    int32_t pid = -1;  // sample_pid, or looked up by tid
+    const ProcessMaps* proc = nullptr;
+    ThreadRoot* root = nullptr;  // filled by root_of
+  };
+  CachedThread& thread(int32_t sample_pid, int32_t tid);
+  // The process table changed: cached threads are stale.
+  void table_changed() { ++epoch_; }
+
+  bool selected(int32_t pid, int32_t tid, uint64_t time_ns, std::string_view comm) const;
+
+  // The root frame for a thread (the same object for the same name and,
+  // with roots_per_thread, thread). Addresses stay valid for the fold.
+  ThreadRoot* root(std::string_view comm, int32_t pid, int32_t tid);
+  ThreadRoot* root_of(CachedThread& t) {
+    if (!t.root) t.root = root(t.comm, t.sample_pid, t.tid);
+    return t.root;
+  }
+
+  // The thread's comm; perf names a thread it never saw a COMM for ":TID".
+  std::string_view comm_of(int32_t pid, int32_t tid);
+
+ private:
+  struct RootKey {
+    const char* comm;  // interned by the process table: equal names, equal pointers
+    size_t len;
+    int32_t pid, tid;
+    bool operator==(const RootKey& o) const { return comm == o.comm && len == o.len && pid == o.pid && tid == o.tid; }
+  };
+  struct RootKeyHash {
+    size_t operator()(const RootKey& k) const;
+  };
+
+  SampleSelectionOptions options_;
+  const ProcessTable& table_;
+  std::vector<CachedThread> tid_cache_;  // indexed by tid modulo its size
+  uint32_t epoch_ = 1;
+  std::unordered_map<RootKey, ThreadRoot*, RootKeyHash> roots_;
+  std::deque<ThreadRoot> root_store_;  // a deque: addresses stay valid
+  std::unordered_map<int32_t, std::string> unnamed_;
+};
+
+}  // namespace fg

@@ -1,0 +1,89 @@
+#include "fold/stack_key.h"
+
+#include "folded/folded_profile.h"
+
+namespace fg {
+
+namespace {
+using namespace callchain_context;
+constexpr uint64_t kKernelHalf = 0xffff800000000000ull;
+static_assert(sizeof(StackAddress) <= 16, "one address per 16 bytes");
+}  // namespace
+
+StackKeyBuilder::StackKeyBuilder(const ProcessTable& table)
+    : table_(table), addresses_(new StackAddress[kMaxDepth]) {
+  static_assert(kMaxDepth == kMaxStackDepth, "the key keeps as many frames as a folded stack");
+}
+
+// The kernel callchain, then the user part from the callchain (frame
+// pointers) or from DWARF unwinding, leaf first.
+void StackKeyBuilder::collect_addresses(const Sample& s, const UnwoundUserStack& unwound) {
+  count_ = 0;
+  truncated_ = false;
+  const bool dwarf = is_dwarf(s);
+  if (s.callchain_nr > 0) {
+    int context = s.cpumode() == 1 ? 1 : 2;  // 1 kernel, 2 user, 0 other (guest/hv)
+    bool first = true;
+    for (uint64_t i = 0; i < s.callchain_nr; ++i) {
+      uint64_t v = s.callchain[i];
+      if (v >= MAX) {
+        if (v == KERNEL) context = 1;
+        else if (v == USER) context = 2;
+        else if (v == USER_DEFERRED) {
+          context = 2;
+          ++i;  // a cookie word, not an address
+        } else context = 0;
+        first = true;
+        continue;
+      }
+      if (context == 0) continue;
+      if (context == 2 && dwarf) continue;  // the unwinder provides the user part
+      push(v, context == 1, !first);
+      first = false;
+    }
+  } else if (!dwarf) {
+    push(s.ip, s.cpumode() == 1 || s.ip >= kKernelHalf, false);
+  }
+  if (dwarf) {
+    stats_.dwarf = true;
+    static const std::vector<UnwindFrame> kNone;
+    const std::vector<UnwindFrame>& frames = unwound.frames ? *unwound.frames : kNone;
+    for (const UnwindFrame& f : frames) push(f.pc, false, f.is_return_address);
+    // A stack cut short because the copy of the user stack was too small
+    // keeps a root-side marker, as perf script shows it: perf's unwinder
+    // reads the missing return address as 0 and prints pc - 1
+    // (ffffffffffffffff), which lies in no mapping and so folds to
+    // "[unknown]". Without it the cut stack would pose as a whole one.
+    if (unwound.outcome == UnwindOutcome::memory_outside_copy && !frames.empty()) {
+      push(kCutShortMarker, false, false);
+      ++stats_.cut_short_samples;
+    }
+    if (frames.empty() && count_ == 0) push(s.ip, s.cpumode() == 1 || s.ip >= kKernelHalf, false);
+  }
+  // A callchain can claim up to ~8190 entries in a 64 KiB record.
+  if (truncated_) ++stats_.truncated_stacks;
+}
+
+void StackKeyBuilder::append_key(const Sample& s, const void* root, const ProcessMaps* proc,
+                                 const UnwoundUserStack& unwound, std::vector<uint64_t>& key) {
+  collect_addresses(s, unwound);
+  bool user = false;
+  for (size_t i = 0; i < count_; ++i) user |= !addresses_[i].kernel;
+  if (!user) proc = nullptr;
+  const size_t n = count_;
+  const size_t at = key.size();
+  key.resize(at + kHeaderWords + n + (n + 31) / 32);
+  uint64_t* k = key.data() + at;
+  k[0] = n;
+  k[1] = reinterpret_cast<uintptr_t>(root);
+  k[2] = proc ? proc->generation : 0;
+  k[3] = table_.kernel().generation;
+  uint64_t* flags = k + kHeaderWords + n;
+  for (size_t i = 0; i < n; ++i) {
+    const StackAddress& a = addresses_[i];
+    k[kHeaderWords + i] = a.address;
+    flags[i / 32] |= uint64_t((a.return_address ? 1u : 0u) | (a.kernel ? 2u : 0u)) << (2 * (i % 32));
+  }
+}
+
+}  // namespace fg

@@ -1,0 +1,105 @@
+// Symbolises raw stacks into the profile's prefix tree, once per distinct
+// raw stack: owns the symbol cache, the frame cache (object + offset -> the
+// frames an address becomes), the names perf gives what has no symbol
+// ([dso], [perf-PID.map], [JIT], [unknown]) and the FoldedProfile being built.
+// Owning thread: the symbolising thread when the fold has one, else the
+// folding thread. Only elf_path_for() may be called from other threads.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fold/fold_perf_data.h"
+#include "fold/stack_key.h"
+#include "folded/folded_profile.h"
+#include "folded/open_table.h"
+#include "symbols/symbol_cache.h"
+#include "unwind/process_table.h"
+
+namespace fg {
+
+struct SymboliserStats {
+  uint64_t frames = 0, kernel_frames = 0, unknown_frames = 0;
+  uint64_t truncated_names = 0;  // symbol names cut to kMaxFrameNameBytes
+};
+
+class StackSymboliser {
+ public:
+  // `info` (the reader's) is read for its BUILD_ID feature on first need.
+  StackSymboliser(const FoldOptions& options, const PerfFileInfo& info);
+  StackSymboliser(const StackSymboliser&) = delete;
+  StackSymboliser& operator=(const StackSymboliser&) = delete;
+
+  // Folds raw stack idx (a StackKeyBuilder key whose root is a ThreadRoot*)
+  // into the profile; node_of(idx) is then where its path ends. `proc` is
+  // the process the key's user addresses belong to, as the process table
+  // has it now (nullptr for kernel-only keys).
+  void symbolise(uint32_t idx, const uint64_t* key, int32_t pid, const ProcessMaps* proc);
+  NodeId node_of(uint32_t idx) const { return stack_nodes_[idx]; }
+
+  FoldedProfile& profile() { return out_; }
+  SymbolCache& symbols() { return symbols_; }
+  const SymboliserStats& stats() const { return stats_; }
+
+  // The ELF file for a mapping, for the DWARF unwinders (several threads):
+  // "" when the mapping has no file.
+  std::string elf_path_for(const MapEntry& m);
+
+ private:
+  // A frame-cache key: a kind in the high bits of `a`, then the object and
+  // file offset, the kernel address or the JIT process and address.
+  struct FrameKey {
+    uint64_t a, b;
+  };
+  // A run of FrameIds in the frame arena.
+  struct FrameSpan {
+    uint32_t start, count;
+  };
+  struct FrameSlot {
+    FrameKey key{0, 0};  // key.a == 0: unused (every kind is non-zero)
+    FrameSpan span{0, 0};
+  };
+  struct FrameSlotPolicy {
+    static bool empty(const FrameSlot& s) { return s.key.a == 0; }
+    static FrameSlot empty_slot() { return FrameSlot{}; }
+    static uint64_t rehash(const FrameSlot& s);
+  };
+  // symbolise's per-frame scratch.
+  struct StackFrame {
+    StackAddress address;
+    FrameKey key;
+    uint64_t hash;  // of key
+    const MapEntry* map;
+  };
+
+  NodeId observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, NodeId node);
+  NodeId append_frames(const StackFrame& f, int32_t pid, NodeId node, FrameSpan* span_out = nullptr);
+  FrameKey frame_key(const StackAddress& a, int32_t pid, const ProcessMaps* proc, const MapEntry** map_out);
+  FrameSpan name_address(const StackAddress& a, const MapEntry* map, int32_t pid);
+  std::string fallback_name(const StackAddress& a, const MapEntry* map, int32_t pid, bool* jit);
+  void push_frame(std::string_view name, bool kernel, bool jit, const MapEntry* map);
+  bool any_resolved() const;
+  uint64_t object_of(const MapEntry& m);
+  std::string_view build_id_from_feature(std::string_view path);
+
+  const FoldOptions& options_;
+  const PerfFileInfo& info_;
+  SymbolCache symbols_;
+  std::mutex elf_path_mutex_;  // the unwinders call elf_path_for from two threads
+  FoldedProfile out_;
+  std::vector<NodeId> stack_nodes_;  // per raw stack: the node in out_ where its path ends
+  OpenTable<FrameSlot, FrameSlotPolicy> frame_cache_{4096};
+  std::vector<FrameId> frame_arena_;
+  std::unordered_map<std::string, std::string> feature_ids_;
+  bool feature_ids_built_ = false;
+  SymboliserStats stats_;
+  // Scratch reused across stacks (no allocation on the hot path).
+  std::vector<StackFrame> frames_;
+  std::vector<RawStackFrame> observed_;
+  std::vector<SymbolizedFrame> resolved_;
+};
+
+}  // namespace fg

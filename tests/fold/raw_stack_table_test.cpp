@@ -1,0 +1,136 @@
+// RawStackTable and RawStackIndex (lib/fold/raw_stack_table.h,
+// raw_stack_index.h): keys found again across many doublings of the slot
+// array and arena blocks, weights kept per key, colliding hashes told
+// apart, new stacks reported once and in index order.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "fold/raw_stack_index.h"
+#include "fold/raw_stack_table.h"
+
+namespace fg {
+namespace {
+
+std::vector<uint64_t> key_of(uint32_t i) {
+  // Lengths 1..300 so keys cross 2 MiB arena blocks at odd places.
+  std::vector<uint64_t> k(1 + (i * 7919u) % 300);
+  for (size_t j = 0; j < k.size(); ++j) k[j] = uint64_t(i) * 1000003u + j;
+  return k;
+}
+
+TEST(RawStackTable, FindsEveryKeyAndItsWeightAcrossGrowth) {
+  RawStackTable t;
+  const uint32_t n = 20000;  // ~3 M words: several arena blocks, slot array doubled many times
+  for (uint32_t i = 0; i < n; ++i) {
+    std::vector<uint64_t> k = key_of(i);
+    uint64_t h = RawStackTable::hash_words(k.data(), uint32_t(k.size()));
+    ASSERT_EQ(t.find(k.data(), uint32_t(k.size()), h), RawStackTable::kMissing) << i;
+    uint64_t* entry = nullptr;
+    ASSERT_EQ(t.insert(k.data(), uint32_t(k.size()), h, &entry), i);
+    RawStackTable::add_weight(entry, double(i));
+  }
+  EXPECT_EQ(t.size(), n);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::vector<uint64_t> k = key_of(i);
+    uint64_t h = RawStackTable::hash_words(k.data(), uint32_t(k.size()));
+    t.prefetch_slot(h);
+    t.prefetch_key(h);
+    uint64_t* entry = nullptr;
+    ASSERT_EQ(t.find(k.data(), uint32_t(k.size()), h, &entry), i);
+    RawStackTable::add_weight(entry, 0.5);
+    uint32_t count = 0;
+    const uint64_t* stored = t.key(i, &count);
+    ASSERT_EQ(count, k.size());
+    ASSERT_TRUE(RawStackTable::same_words(stored, k.data(), count));
+  }
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(t.weight(i), double(i) + 0.5);
+  // A key that is a prefix of a stored one is another key.
+  std::vector<uint64_t> k = key_of(5);
+  k.pop_back();
+  if (!k.empty()) EXPECT_EQ(t.find(k.data(), uint32_t(k.size()), RawStackTable::hash_words(k.data(), uint32_t(k.size()))),
+                            RawStackTable::kMissing);
+}
+
+TEST(RawStackTable, KeysWithTheSameHashAreToldApart) {
+  RawStackTable t;
+  const uint64_t h = 42;  // every key collides
+  for (uint64_t i = 0; i < 3000; ++i) {
+    uint64_t k[2] = {i, i * 3};
+    ASSERT_EQ(t.insert(k, 2, h), uint32_t(i));
+  }
+  for (uint64_t i = 0; i < 3000; ++i) {
+    uint64_t k[2] = {i, i * 3};
+    ASSERT_EQ(t.find(k, 2, h), uint32_t(i));
+  }
+  uint64_t absent[2] = {1, 4};
+  EXPECT_EQ(t.find(absent, 2, h), RawStackTable::kMissing);
+}
+
+TEST(RawStackTable, AnEmptyTableFindsNothingAndPrefetchesSafely) {
+  RawStackTable t;
+  uint64_t k[1] = {7};
+  t.prefetch_slot(1);
+  t.prefetch_key(1);
+  EXPECT_EQ(t.find(k, 1, 1), RawStackTable::kMissing);
+  EXPECT_EQ(t.size(), 0u);
+}
+
+TEST(RawStackTable, HashIsTheProjectsHashWords) {
+  std::vector<uint64_t> k = key_of(17);
+  EXPECT_EQ(RawStackTable::hash_words(k.data(), uint32_t(k.size())), detail::hash_words(k.data(), uint32_t(k.size())));
+}
+
+struct RecordingSink : NewStackSink {
+  std::vector<std::pair<uint32_t, std::vector<uint64_t>>> seen;
+  std::vector<int32_t> pids;
+  void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid) override {
+    seen.emplace_back(index, std::vector<uint64_t>(key, key + 3));
+    pids.push_back(pid);
+  }
+};
+
+TEST(RawStackIndex, WeightsArriveAfterTheRingAndNewStacksAreReportedOnceInOrder) {
+  RecordingSink sink;
+  RawStackIndex index(sink, /*count_samples=*/true);
+  std::mt19937 rng(1);
+  std::vector<double> want(50, 0);
+  std::vector<uint64_t> samples_of(50, 0);
+  std::vector<uint32_t> first_seen;  // stack ids in order of first appearance
+  for (int s = 0; s < 5000; ++s) {
+    uint32_t id = rng() % 50;
+    if (std::find(first_seen.begin(), first_seen.end(), id) == first_seen.end()) first_seen.push_back(id);
+    std::vector<uint64_t>& key = index.next_key();
+    EXPECT_TRUE(key.empty());
+    key = {id, id + 1, id + 2};
+    index.commit(double(s % 7), int32_t(100 + id));
+    want[id] += double(s % 7);
+    ++samples_of[id];
+    if (s == 10) {
+      // Within the ring: nothing resolved yet.
+      EXPECT_EQ(index.size(), 0u);
+    }
+  }
+  index.flush();
+  ASSERT_EQ(index.size(), first_seen.size());
+  ASSERT_EQ(sink.seen.size(), first_seen.size());
+  for (size_t i = 0; i < first_seen.size(); ++i) {
+    uint32_t id = first_seen[i];
+    EXPECT_EQ(sink.seen[i].first, i);
+    EXPECT_EQ(sink.seen[i].second, (std::vector<uint64_t>{id, id + 1, id + 2}));
+    EXPECT_EQ(sink.pids[i], int32_t(100 + id));
+    EXPECT_EQ(index.weight(uint32_t(i)), want[id]);
+    EXPECT_EQ(index.sample_count(uint32_t(i)), samples_of[id]);
+  }
+  // index_now: an existing key's index, no weight added; a new key reported.
+  uint64_t k0[3] = {first_seen[0], first_seen[0] + 1, first_seen[0] + 2};
+  EXPECT_EQ(index.index_now(k0, 3, 1), 0u);
+  EXPECT_EQ(index.weight(0), want[first_seen[0]]);
+  uint64_t fresh[3] = {999, 1000, 1001};
+  EXPECT_EQ(index.index_now(fresh, 3, 7), uint32_t(first_seen.size()));
+  EXPECT_EQ(sink.seen.size(), first_seen.size() + 1);
+  EXPECT_EQ(index.sample_count(uint32_t(first_seen.size())), 0u);
+}
+
+}  // namespace
+}  // namespace fg

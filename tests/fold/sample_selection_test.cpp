@@ -1,0 +1,106 @@
+// SampleSelection (lib/fold/sample_selection.h): the filters, the root
+// frame names (comm, comm-PID, comm-PID/TID), perf's ":TID" for unnamed
+// threads, and the per-tid cache's invalidation.
+#include <gtest/gtest.h>
+
+#include "fold/sample_selection.h"
+
+namespace fg {
+namespace {
+
+TEST(SampleSelection, FiltersByPidTidCommAndTime) {
+  ProcessTable table;
+  SampleSelectionOptions o;
+  o.pids = {10, 11};
+  o.tids = {12, 13, 14};
+  o.comms = {"a", "b"};
+  o.time_start = 1.0;
+  o.time_end = 2.0;
+  SampleSelection sel(o, table);
+  EXPECT_TRUE(sel.selected(10, 12, 1500000000, "a"));
+  EXPECT_FALSE(sel.selected(9, 12, 1500000000, "a"));
+  EXPECT_FALSE(sel.selected(10, 15, 1500000000, "a"));
+  EXPECT_FALSE(sel.selected(10, 12, 1500000000, "c"));
+  EXPECT_FALSE(sel.selected(10, 12, 999999999, "a"));
+  EXPECT_TRUE(sel.selected(10, 12, 1000000000, "a"));
+  EXPECT_TRUE(sel.selected(10, 12, 2000000000, "b"));
+  EXPECT_FALSE(sel.selected(10, 12, 2000000001, "b"));
+  SampleSelection all(SampleSelectionOptions{}, table);
+  EXPECT_TRUE(all.selected(-1, -1, 0, ""));
+}
+
+TEST(SampleSelection, RootNamesFollowStackcollapsePerf) {
+  ProcessTable table;
+  table.on_comm(10, 10, "my prog;x", false);
+  table.on_comm(10, 11, "worker", false);
+  SampleSelection plain(SampleSelectionOptions{}, table);
+  SampleSelectionOptions by_pid;
+  by_pid.root_with_pid = true;
+  SampleSelection pid(by_pid, table);
+  SampleSelectionOptions by_tid;
+  by_tid.root_with_tid = true;
+  SampleSelection tid(by_tid, table);
+
+  std::string_view comm = plain.comm_of(10, 10);
+  EXPECT_EQ(comm, "my prog;x");
+  EXPECT_EQ(plain.root(comm, 10, 10)->name, "my_prog:x");
+  EXPECT_EQ(pid.root(comm, 10, 10)->name, "my_prog:x-10");
+  EXPECT_EQ(tid.root(comm, 10, 10)->name, "my_prog:x-10/10");
+  // The same name is the same root; with per-pid names, other pids differ.
+  EXPECT_EQ(plain.root(comm, 10, 10), plain.root(comm, 20, 21));
+  EXPECT_NE(pid.root(comm, 10, 10), pid.root(comm, 20, 20));
+  EXPECT_EQ(pid.root(comm, 10, 10), pid.root(comm, 10, 11));
+  EXPECT_NE(tid.root(comm, 10, 10), tid.root(comm, 10, 11));
+  EXPECT_EQ(tid.root(comm, 10, 11)->name, "my_prog:x-10/11");
+  EXPECT_EQ(plain.root(comm, 10, 10)->frame, FoldedProfile::kNoFrame);  // interned by the symboliser
+}
+
+TEST(SampleSelection, PerThreadRootsKeepNamesButSplitThreads) {
+  ProcessTable table;
+  table.on_comm(10, 10, "prog", false);
+  SampleSelectionOptions o;
+  o.roots_per_thread = true;
+  o.keep_root_comm = true;
+  SampleSelection sel(o, table);
+  std::string_view comm = sel.comm_of(10, 10);
+  ThreadRoot* a = sel.root(comm, 10, 10);
+  ThreadRoot* b = sel.root(comm, 10, 11);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a->name, "prog");
+  EXPECT_EQ(b->name, "prog");
+  EXPECT_EQ(b->comm, "prog");
+  EXPECT_EQ(b->tid, 11);
+}
+
+TEST(SampleSelection, UnnamedThreadsAreColonTid) {
+  ProcessTable table;
+  SampleSelection sel(SampleSelectionOptions{}, table);
+  EXPECT_EQ(sel.comm_of(5, 7), ":7");
+  EXPECT_EQ(sel.comm_of(5, 7).data(), sel.comm_of(5, 7).data());  // one string per tid
+  EXPECT_EQ(sel.root(sel.comm_of(5, 7), 5, 7)->name, ":7");
+}
+
+TEST(SampleSelection, TheThreadCacheFollowsTableChanges) {
+  ProcessTable table;
+  table.on_comm(10, 10, "before", false);
+  SampleSelection sel(SampleSelectionOptions{}, table);
+  SampleSelection::CachedThread& t = sel.thread(10, 10);
+  EXPECT_EQ(t.comm, "before");
+  EXPECT_EQ(t.pid, 10);
+  ThreadRoot* first = sel.root_of(t);
+  EXPECT_EQ(first->name, "before");
+  EXPECT_EQ(sel.root_of(sel.thread(10, 10)), first);  // cached
+  table.on_comm(10, 10, "after", false);
+  sel.table_changed();
+  SampleSelection::CachedThread& u = sel.thread(10, 10);
+  EXPECT_EQ(u.comm, "after");
+  EXPECT_EQ(sel.root_of(u)->name, "after");
+  // A sample without a pid (-1) finds it by tid.
+  table.on_fork(10, 10, 12, 10);
+  sel.table_changed();
+  EXPECT_EQ(sel.thread(-1, 12).pid, 10);
+  EXPECT_EQ(sel.thread(-1, 12).proc, table.process(10));
+}
+
+}  // namespace
+}  // namespace fg

@@ -1,0 +1,169 @@
+// StackSymboliser (lib/fold/stack_symboliser.h): raw stack keys into the
+// profile tree with the names perf script gives: symbols from a real ELF
+// file (the fold fixture's static binary, under testdata/fold/symfs),
+// [perf-PID.map] or [JIT] for anonymous executable memory, [unknown] for
+// unmapped addresses (which also end a broken frame-pointer walk),
+// [kernel.kallsyms] without kernel symbols, and the _[k]/_[j] annotations.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "fold/sample_selection.h"
+#include "fold/stack_symboliser.h"
+#include "fold/symbolising_thread.h"
+#include "folded_text.h"
+#include "test_support.h"
+
+namespace fg {
+namespace {
+
+constexpr int32_t kPid = 100;
+constexpr uint64_t kJitStart = 0x7f0000000000;
+const char* const kBinary = "/tmp/fgtool-fixture/fold_calls_static";
+
+struct SymboliserFixture : ::testing::Test {
+  void SetUp() override {
+    setenv("DEBUGINFOD_URLS", "", 1);
+    dir = test::temp_dir();
+    test::write_file(dir + "/kallsyms", "");
+    options.symbols.symfs = test::testdata("fold/symfs");
+    options.symbols.kallsyms_path = dir + "/kallsyms";
+    options.symbols.buildid_dir = dir;
+    fill(table);
+    test::CommandResult nm = test::run_shell("nm " + test::shell_quote(test::testdata("fold/symfs") + kBinary));
+    ASSERT_EQ(nm.status, 0) << nm.err;
+    size_t at = nm.out.find(" T main\n");
+    ASSERT_NE(at, std::string::npos);
+    main_address = std::stoull(nm.out.substr(at - 16, 16), nullptr, 16);
+  }
+  // A MapEntry remembers its object in one SymbolCache (object_slot): each
+  // symboliser gets a table of its own, as each fold does.
+  static void fill(ProcessTable& t) {
+    // The text segment as the loader maps it (readelf -l: offset 0x1000 at 0x401000).
+    t.add_mmap(kPid, 0x401000, 0x9f000, 0x1000, kBinary, true);
+    t.add_mmap(kPid, kJitStart, 0x10000, 0, "//anon", true);
+    t.on_comm(kPid, kPid, "prog", false);
+  }
+  // A key as StackKeyBuilder lays it out, addresses leaf first.
+  std::vector<uint64_t> key(const ProcessTable& table, const ThreadRoot* root,
+                            const std::vector<StackAddress>& addresses) {
+    const size_t n = addresses.size();
+    std::vector<uint64_t> k(StackKeyBuilder::kHeaderWords + n + (n + 31) / 32);
+    k[0] = n;
+    k[1] = reinterpret_cast<uintptr_t>(root);
+    k[2] = table.process(kPid)->generation;
+    k[3] = table.kernel().generation;
+    for (size_t i = 0; i < n; ++i) {
+      k[StackKeyBuilder::kHeaderWords + i] = addresses[i].address;
+      k[StackKeyBuilder::kHeaderWords + n + i / 32] |=
+          uint64_t((addresses[i].return_address ? 1 : 0) | (addresses[i].kernel ? 2 : 0)) << (2 * (i % 32));
+    }
+    return k;
+  }
+  // Folds the stacks (weight 1 each) and returns the folded text; with
+  // `threaded`, through a SymbolisingThread.
+  std::string fold(const std::vector<std::vector<StackAddress>>& stacks, bool threaded = false) {
+    ProcessTable fresh;
+    fill(fresh);
+    StackSymboliser sym(options, info);
+    ThreadRoot root;
+    root.name = "prog";
+    std::vector<std::vector<uint64_t>> keys;
+    keys.reserve(stacks.size());  // keys must not move while the thread may read them
+    std::unique_ptr<SymbolisingThread> thread;
+    if (threaded) thread = std::make_unique<SymbolisingThread>(sym);
+    for (size_t i = 0; i < stacks.size(); ++i) {
+      keys.push_back(key(fresh, &root, stacks[i]));
+      if (thread) {
+        thread->add(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
+        EXPECT_TRUE(thread->reads(fresh.process(kPid)));
+      } else {
+        sym.symbolise(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
+      }
+    }
+    if (thread) {
+      thread->drain();
+      EXPECT_FALSE(thread->reads(fresh.process(kPid)));
+      thread->stop();
+    }
+    for (size_t i = 0; i < stacks.size(); ++i) sym.profile().add_self(sym.node_of(uint32_t(i)), 1);
+    stats = sym.stats();
+    return test::folded_text(sym.profile());
+  }
+
+  std::string dir;
+  FoldOptions options;
+  PerfFileInfo info;
+  ProcessTable table;
+  uint64_t main_address = 0;
+  SymboliserStats stats;
+};
+
+TEST_F(SymboliserFixture, NamesFunctionsFromTheElfFile) {
+  EXPECT_EQ(fold({{{main_address + 4, false, false}}}), "prog;main 1\n");
+  // A return address is named by address - 1: main's first byte + 1 is still main.
+  EXPECT_EQ(fold({{{main_address + 1, false, true}}}), "prog;main 1\n");
+}
+
+TEST_F(SymboliserFixture, AnonymousExecutableMemoryIsPerfPidMapOrJit) {
+  std::vector<std::vector<StackAddress>> stacks = {{{kJitStart + 0x10, false, false}, {main_address + 4, false, true}}};
+  EXPECT_EQ(fold(stacks), "prog;main;[perf-100.map] 1\n");
+  options.merge_jit = true;
+  EXPECT_EQ(fold(stacks), "prog;main;[JIT] 1\n");
+  options.annotate_jit = true;
+  EXPECT_EQ(fold(stacks), "prog;main;[JIT]_[j] 1\n");
+}
+
+TEST_F(SymboliserFixture, AnUnmappedCallerEndsTheWalkWithOneUnknown) {
+  // Leaf main, then an unmapped caller, then garbage that happens to be main.
+  EXPECT_EQ(fold({{{main_address + 4, false, false}, {0x1000, false, true}, {main_address + 8, false, true}}}),
+            "prog;[unknown];main 1\n");
+  // The leaf-most user address may be unmapped (JIT code without a map): its callers count.
+  EXPECT_EQ(fold({{{0x1000, false, false}, {main_address + 8, false, true}}}), "prog;main;[unknown] 1\n");
+  // A DWARF stack cut short ends in the marker, which is [unknown] too.
+  EXPECT_EQ(fold({{{main_address + 4, false, false}, {kCutShortMarker, false, false}}}), "prog;[unknown];main 1\n");
+}
+
+TEST_F(SymboliserFixture, KernelFramesWithoutSymbolsAndAnnotations) {
+  std::vector<std::vector<StackAddress>> stacks = {{{0xffffffff81000010, true, false}, {main_address + 4, false, false}}};
+  EXPECT_EQ(fold(stacks), "prog;main;[kernel.kallsyms] 1\n");
+  options.annotate_kernel = true;
+  EXPECT_EQ(fold(stacks), "prog;main;[kernel.kallsyms]_[k] 1\n");
+  options.addrs = true;
+  EXPECT_EQ(fold(stacks), "prog;main;[unknown <ffffffff81000010>]_[k] 1\n");
+  EXPECT_EQ(stats.kernel_frames, 1u);
+  EXPECT_EQ(stats.unknown_frames, 1u);
+}
+
+TEST_F(SymboliserFixture, EqualStacksShareANodeAndFramesAreCached) {
+  std::vector<StackAddress> a = {{main_address + 4, false, false}, {kJitStart, false, true}};
+  std::vector<StackAddress> b = {{main_address + 5, false, false}, {kJitStart, false, true}};  // also main
+  EXPECT_EQ(fold({a, a, b}), "prog;[perf-100.map];main 3\n");
+  EXPECT_EQ(stats.frames, 6u);
+  // Every distinct address was named once; the repeat of `a` hit the cache.
+  EXPECT_EQ(stats.unknown_frames, 1u);
+}
+
+TEST_F(SymboliserFixture, ASymbolisingThreadBuildsTheSameProfile) {
+  // Enough stacks for several batches (SymbolisingThread::kBatch).
+  std::vector<std::vector<StackAddress>> stacks;
+  for (uint64_t i = 0; i < 1000; ++i)
+    stacks.push_back({{kJitStart + (i % 37), false, false},
+                      {main_address + 1 + (i % 5), false, true},
+                      {0xffffffff81000000 + (i % 3), true, true}});
+  std::string inline_text = fold(stacks);
+  EXPECT_EQ(fold(stacks, true), inline_text);
+  EXPECT_NE(inline_text.find("prog;[kernel.kallsyms];main;[perf-100.map] "), std::string::npos) << inline_text;
+}
+
+TEST_F(SymboliserFixture, ElfPathForMapsFindsTheSymfsCopy) {
+  StackSymboliser sym(options, info);
+  const MapEntry* text = table.process(kPid)->find(main_address);
+  ASSERT_NE(text, nullptr);
+  EXPECT_EQ(sym.elf_path_for(*text), test::testdata("fold/symfs") + kBinary);
+  EXPECT_EQ(sym.elf_path_for(*table.process(kPid)->find(kJitStart)), "");
+}
+
+}  // namespace
+}  // namespace fg
