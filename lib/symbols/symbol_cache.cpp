@@ -17,6 +17,7 @@
 #include "diagnostics/input_error.h"
 #include "symbols/jit_map.h"
 #include "symbols/symbol_names.h"
+#include "unwind/process_table.h"  // is_file_backed_path (header-only: no link dependency)
 
 namespace fg {
 
@@ -80,12 +81,6 @@ bool read_whole_file(const std::string& path, std::string& out, std::string* err
 std::string basename_of(std::string_view path) {
   size_t slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
-// Mappings that never have a file behind them.
-bool is_pseudo_path(std::string_view p) {
-  return p.empty() || p.front() == '[' || p.substr(0, 6) == "//anon" || p.substr(0, 8) == "/memfd:" ||
-         p.substr(0, 9) == "/dev/zero" || p.substr(0, 12) == "/SYSV0000000";
 }
 
 }  // namespace
@@ -272,7 +267,7 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
     std::string dir = options_.buildid_dir + (path.front() == '/' ? "" : "/") + path + "/" + hex;
     if (is_dir(dir)) candidates.push_back({dir + "/" + elf_name, dir + "/debug"});
   }
-  if (!is_pseudo_path(path)) {
+  if (is_file_backed_path(path)) {  // path is without " (deleted)" here
     if (!options_.symfs.empty()) candidates.push_back({options_.symfs + (path.front() == '/' ? "" : "/") + path, ""});
     candidates.push_back({path, ""});
   }
