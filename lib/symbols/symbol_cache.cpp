@@ -85,38 +85,6 @@ std::string basename_of(std::string_view path) {
 
 }  // namespace
 
-const SymbolCache::FrameSpan* SymbolCache::FrameTable::find(const FrameKey& k) const {
-  if (slots_.empty()) return nullptr;
-  size_t mask = slots_.size() - 1;
-  for (size_t i = hash(k) & mask;; i = (i + 1) & mask) {
-    const Slot& s = slots_[i];
-    if (s.key == k) return &s.value;
-    if (is_empty(s)) return nullptr;
-  }
-}
-
-void SymbolCache::FrameTable::insert(const FrameKey& k, FrameSpan v) {
-  if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-  size_t mask = slots_.size() - 1;
-  size_t i = hash(k) & mask;
-  while (!is_empty(slots_[i])) i = (i + 1) & mask;
-  slots_[i] = {k, v};
-  ++size_;
-}
-
-void SymbolCache::FrameTable::grow() {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{{kEmpty, kEmpty}, FrameSpan{}});
-  size_ = 0;
-  for (const Slot& s : old)
-    if (!is_empty(s)) insert(s.key, s.value);
-}
-
-void SymbolCache::FrameTable::clear() {
-  slots_.clear();
-  size_ = 0;
-}
-
 SymbolCache::SymbolCache(SymbolOptions options) : options_(std::move(options)) {
   if (options_.buildid_dir.empty()) {
     const char* home = std::getenv("HOME");
