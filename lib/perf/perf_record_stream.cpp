@@ -5,7 +5,6 @@
 // records (HEADER_*, FINISHED_ROUND, ...) acted on at once; due records
 // delivered to the handler.
 #include "perf/perf_reader_impl.h"
-#include "perf/perf_features.h"
 #include "perf/sample_decoder.h"
 
 namespace fg {
