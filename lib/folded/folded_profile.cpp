@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "folded/hash.h"
+#include "folded/open_table.h"
 
 namespace fg {
 
@@ -39,16 +40,24 @@ struct FoldedProfile::Impl {
   char* block_pos = nullptr;
   size_t block_left = 0;
   std::vector<std::string_view> names;
-  std::vector<uint64_t> name_hashes;
-  // Open addressing. A slot points straight at the name's bytes in the arena,
-  // which are preceded by the 4-byte id, so a lookup touches two cache lines
-  // (slot, name) and a batch of lookups can prefetch both.
+  // A slot points straight at the name's bytes in the arena, which are
+  // preceded by the 4-byte id, so a lookup touches two cache lines (slot,
+  // name) and a batch of lookups can prefetch both.
   struct NameSlot {
     uint32_t tag;  // high half of the hash
     uint32_t len;
     const char* ptr;  // nullptr = empty
   };
-  std::vector<NameSlot> name_table;
+  struct NamePolicy {
+    static bool empty(const NameSlot& s) { return s.ptr == nullptr; }
+    static NameSlot empty_slot() { return NameSlot{0, 0, nullptr}; }
+    // Only when the table doubles (amortised O(1) per name): cheaper than
+    // keeping 8 bytes of hash per name.
+    static uint64_t rehash(const NameSlot& s) { return detail::hash_bytes(s.ptr, s.len); }
+  };
+  // Kept at most half full: most lookups of a new name end at its home slot.
+  static constexpr size_t kNameLoadNum = 1, kNameLoadDen = 2;
+  OpenTable<NameSlot, NamePolicy> name_table;
   std::vector<std::string_view> objects;
 
   // ---- prefix tree ----
@@ -72,15 +81,20 @@ struct FoldedProfile::Impl {
     FrameId frame;
     NodeId child;
   };
-  std::vector<ChildSlot> child_slots;
-  size_t child_used = 0;
+  static uint64_t child_hash(NodeId parent, FrameId frame) { return detail::mix64((uint64_t(parent) << 32) | frame); }
+  struct ChildPolicy {
+    static bool empty(const ChildSlot& s) { return s.child == 0; }
+    static ChildSlot empty_slot() { return ChildSlot{0, 0, 0}; }
+    static uint64_t rehash(const ChildSlot& s) { return child_hash(s.parent, s.frame); }
+  };
+  OpenTable<ChildSlot, ChildPolicy> child_slots;
   double total = 0;
   size_t arena_bytes = 0;
   std::vector<uint64_t> scratch;  // hashes of a batch
 
   Impl() {
-    name_table.assign(1024, NameSlot{0, 0, nullptr});
-    child_slots.assign(1024, ChildSlot{0, 0, 0});
+    name_table.reserve_for(1, kNameLoadNum, kNameLoadDen);  // allocated: lookups need no emptiness check
+    child_slots.reserve_for(1, 1, 2);
     nodes.push_back(Node{0, 0, 0, 0});
     links.push_back(Link{0, 0, 0, 0});
   }
@@ -113,41 +127,23 @@ struct FoldedProfile::Impl {
   }
 
   size_t find_name_slot(std::string_view name, uint64_t h) const {
-    size_t mask = name_table.size() - 1;
-    size_t i = h & mask;
     const uint32_t tag = tag_of(h);
-    for (;;) {
-      const NameSlot& s = name_table[i];
-      if (!s.ptr) return i;
-      if (s.tag == tag && s.len == name.size() && std::memcmp(s.ptr, name.data(), name.size()) == 0) return i;
-      i = (i + 1) & mask;
-    }
-  }
-
-  void grow_names() {
-    std::vector<NameSlot> t(name_table.size() * 2, NameSlot{0, 0, nullptr});
-    size_t mask = t.size() - 1;
-    for (const NameSlot& s : name_table) {
-      if (!s.ptr) continue;
-      size_t i = name_hashes[id_of(s)] & mask;
-      while (t[i].ptr) i = (i + 1) & mask;
-      t[i] = s;
-    }
-    name_table.swap(t);
+    return name_table.probe(h, [&](const NameSlot& s) {
+      return s.tag == tag && s.len == name.size() && std::memcmp(s.ptr, name.data(), name.size()) == 0;
+    });
   }
 
   FrameId intern_hashed(std::string_view name, uint64_t h) {
+    name_table.reserve_for(names.size() + 1, kNameLoadNum, kNameLoadDen);  // before the probe
     size_t slot = find_name_slot(name, h);
-    if (name_table[slot].ptr) return id_of(name_table[slot]);
+    if (name_table.at(slot).ptr) return id_of(name_table.at(slot));
     FrameId id = static_cast<FrameId>(names.size());
     if (name.size() > 0xffffffffu) throw std::length_error("frame name longer than 4 GiB");
     char* p = alloc(4 + name.size());
     std::memcpy(p, &id, 4);
     if (!name.empty()) std::memcpy(p + 4, name.data(), name.size());
     names.emplace_back(p + 4, name.size());
-    name_hashes.push_back(h);
-    name_table[slot] = NameSlot{tag_of(h), static_cast<uint32_t>(name.size()), p + 4};
-    if (names.size() * 2 > name_table.size()) grow_names();
+    name_table.fill(slot, NameSlot{tag_of(h), static_cast<uint32_t>(name.size()), p + 4});
     return id;
   }
 
@@ -156,51 +152,29 @@ struct FoldedProfile::Impl {
   // Interns a batch: hashes first, then prefetches every slot and candidate
   // name, so the cache misses of the whole batch overlap.
   void intern_all(const std::string_view* in, size_t n, FrameId* out) {
-    while ((names.size() + n) * 2 > name_table.size()) grow_names();
+    // Grown for the whole batch first: the prefetched home slots stay valid.
+    name_table.reserve_for(names.size() + n, kNameLoadNum, kNameLoadDen);
     scratch.resize(n);
-    const size_t mask = name_table.size() - 1;
     for (size_t i = 0; i < n; ++i) {
       scratch[i] = detail::hash_bytes(in[i].data(), in[i].size());
-      __builtin_prefetch(&name_table[scratch[i] & mask]);
+      name_table.prefetch(scratch[i]);
     }
     for (size_t i = 0; i < n; ++i) {
-      const NameSlot& s = name_table[scratch[i] & mask];
-      if (s.ptr) __builtin_prefetch(s.ptr);
+      const NameSlot* s = name_table.home(scratch[i]);
+      if (s->ptr) __builtin_prefetch(s->ptr);
     }
     for (size_t i = 0; i < n; ++i) out[i] = intern_hashed(in[i], scratch[i]);
   }
 
-  static size_t child_hash(NodeId parent, FrameId frame) {
-    return static_cast<size_t>(detail::mix64((uint64_t(parent) << 32) | frame));
-  }
-
   size_t find_child_slot(NodeId parent, FrameId frame) const {
-    size_t mask = child_slots.size() - 1;
-    size_t i = child_hash(parent, frame) & mask;
-    for (;;) {
-      const ChildSlot& s = child_slots[i];
-      if (s.child == 0 || (s.parent == parent && s.frame == frame)) return i;
-      i = (i + 1) & mask;
-    }
-  }
-
-  void grow_children() {
-    std::vector<ChildSlot> t(child_slots.size() * 2, ChildSlot{0, 0, 0});
-    size_t mask = t.size() - 1;
-    for (const ChildSlot& s : child_slots) {
-      if (s.child == 0) continue;
-      size_t i = child_hash(s.parent, s.frame) & mask;
-      while (t[i].child) i = (i + 1) & mask;
-      t[i] = s;
-    }
-    child_slots.swap(t);
+    return child_slots.probe(child_hash(parent, frame),
+                             [&](const ChildSlot& s) { return s.parent == parent && s.frame == frame; });
   }
 
   void index_child(NodeId parent, FrameId frame, NodeId child) {
-    if ((child_used + 1) * 2 > child_slots.size()) grow_children();
-    size_t slot = find_child_slot(parent, frame);
-    child_slots[slot] = ChildSlot{parent, frame, child};
-    ++child_used;
+    const uint64_t h = child_hash(parent, frame);
+    child_slots.reserve_for(child_slots.size() + 1, 1, 2);  // at most half full, as the names
+    child_slots.fill(child_slots.probe(h, [](const ChildSlot&) { return false; }), ChildSlot{parent, frame, child});
   }
 
   // Most nodes have a few children (deep, narrow call chains): those are
@@ -214,7 +188,7 @@ struct FoldedProfile::Impl {
         if (links[c].frame == frame) return c;
       return 0;
     }
-    return child_slots[find_child_slot(parent, frame)].child;
+    return child_slots.at(find_child_slot(parent, frame)).child;
   }
 
   // find_child for building: a child found down the sibling list moves to
@@ -224,7 +198,7 @@ struct FoldedProfile::Impl {
   // Sibling order is not observable: every reader sorts children by name.
   NodeId find_child_to_front(NodeId parent, FrameId frame) {
     Link& p = links[parent];
-    if (p.child_count > kListedChildren) return child_slots[find_child_slot(parent, frame)].child;
+    if (p.child_count > kListedChildren) return child_slots.at(find_child_slot(parent, frame)).child;
     NodeId prev = 0;
     for (NodeId c = p.first_child; c; prev = c, c = links[c].next_sibling) {
       if (links[c].frame != frame) continue;
@@ -280,7 +254,7 @@ FrameId FoldedProfile::intern(std::string_view name) { return impl_->intern(name
 FrameId FoldedProfile::find_frame(std::string_view name) const {
   uint64_t h = detail::hash_bytes(name.data(), name.size());
   size_t slot = impl_->find_name_slot(name, h);
-  return impl_->name_table[slot].ptr ? Impl::id_of(impl_->name_table[slot]) : kNoFrame;
+  return impl_->name_table.at(slot).ptr ? Impl::id_of(impl_->name_table.at(slot)) : kNoFrame;
 }
 
 void FoldedProfile::intern_all(const std::string_view* names, size_t count, FrameId* ids) {
@@ -451,7 +425,7 @@ std::vector<FrameId> FoldedProfile::path(NodeId id) const {
 
 size_t FoldedProfile::memory_bytes() const {
   const Impl& m = *impl_;
-  return m.arena_bytes + m.names.capacity() * sizeof(std::string_view) + m.name_hashes.capacity() * 8 +
+  return m.arena_bytes + m.names.capacity() * sizeof(std::string_view) +
          m.name_table.capacity() * sizeof(Impl::NameSlot) + m.objects.capacity() * sizeof(std::string_view) +
          m.nodes.capacity() * sizeof(Node) + m.links.capacity() * sizeof(Impl::Link) +
          m.child_slots.capacity() * sizeof(Impl::ChildSlot);

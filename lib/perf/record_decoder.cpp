@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "perf/perf_abi.h"
 
@@ -19,6 +20,24 @@ std::string build_id_hex(const uint8_t* data, size_t size) {
 }
 
 }  // namespace fg
+
+namespace fg::perf_abi {
+
+std::string record_type_name(uint32_t type) {
+  static const char* const kernel[] = {nullptr, "MMAP", "LOST", "COMM", "EXIT", "THROTTLE", "UNTHROTTLE", "FORK",
+                                       "READ", "SAMPLE", "MMAP2", "AUX", "ITRACE_START", "LOST_SAMPLES", "SWITCH",
+                                       "SWITCH_CPU_WIDE", "NAMESPACES", "KSYMBOL", "BPF_EVENT", "CGROUP",
+                                       "TEXT_POKE", "AUX_OUTPUT_HW_ID", "CALLCHAIN_DEFERRED"};
+  static const char* const user[] = {"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
+                                     "FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
+                                     "THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
+                                     "TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT", "COMPRESSED2"};
+  if (type < sizeof kernel / sizeof *kernel && kernel[type]) return kernel[type];
+  if (type >= 64 && type - 64 < sizeof user / sizeof *user) return user[type - 64];
+  return "type " + std::to_string(type);
+}
+
+}  // namespace fg::perf_abi
 
 namespace fg::perf_record {
 
@@ -150,6 +169,8 @@ size_t AttrSelector::select(uint32_t type, const uint8_t* rec, size_t size) cons
   return 0;
 }
 
+namespace {
+
 void decode_mmap(const uint8_t* rec, size_t size, size_t trailer, bool mmap2, MmapRecord& m) {
   m = MmapRecord();
   m.is_mmap2 = mmap2;
@@ -243,6 +264,231 @@ void decode_ksymbol(const uint8_t* rec, size_t size, size_t trailer, KsymbolReco
   k.ksym_type = load<uint16_t>(b + 12);
   k.flags = load<uint16_t>(b + 14);
   k.name = c_string(b + 16, body - 16);
+}
+
+
+}  // namespace
+
+bool decode_event(const EventAttr& attr, uint32_t type, const uint8_t* rec, size_t size, uint64_t file_offset,
+                  EventRecord& e) {
+  SampleId sid;
+  size_t trailer;
+  switch (type) {
+    case perf_abi::MMAP:
+    case perf_abi::MMAP2:
+      trailer = parse_sample_id(attr, rec, size, sid);
+      decode_mmap(rec, size, trailer, type == perf_abi::MMAP2, e.mmap);
+      e.mmap.time = sid.time;
+      e.mmap.cpu = sid.cpu;
+      e.mmap.file_offset = file_offset;
+      break;
+    case perf_abi::COMM:
+      trailer = parse_sample_id(attr, rec, size, sid);
+      decode_comm(rec, size, trailer, e.comm);
+      e.comm.time = sid.time;
+      e.comm.cpu = sid.cpu;
+      e.comm.file_offset = file_offset;
+      break;
+    case perf_abi::FORK:
+    case perf_abi::EXIT:
+      trailer = parse_sample_id(attr, rec, size, sid);
+      decode_task(rec, size, trailer, e.task);
+      if (sid.has_time) e.task.time = sid.time;
+      e.task.cpu = sid.cpu;
+      e.task.file_offset = file_offset;
+      break;
+    case perf_abi::LOST:
+    case perf_abi::LOST_SAMPLES:
+      trailer = parse_sample_id(attr, rec, size, sid);
+      decode_lost(rec, size, trailer, type == perf_abi::LOST_SAMPLES, e.lost);
+      e.lost.time = sid.time;
+      e.lost.cpu = sid.cpu;
+      e.lost.file_offset = file_offset;
+      break;
+    case perf_abi::SWITCH:
+    case perf_abi::SWITCH_CPU_WIDE:
+      trailer = parse_sample_id(attr, rec, size, sid);
+      decode_switch(rec, size, trailer, type == perf_abi::SWITCH_CPU_WIDE, e.sw);
+      e.sw.pid = sid.pid;
+      e.sw.tid = sid.tid;
+      e.sw.cpu = sid.cpu;
+      e.sw.time = sid.time;
+      e.sw.file_offset = file_offset;
+      break;
+    case perf_abi::KSYMBOL:
+      trailer = parse_sample_id(attr, rec, size, sid);
+      decode_ksymbol(rec, size, trailer, e.ksymbol);
+      e.ksymbol.time = sid.time;
+      e.ksymbol.file_offset = file_offset;
+      break;
+    default:
+      return false;
+  }
+  e.type = type;
+  // FORK/EXIT without a trailer time are ordered by their body time (perf does the same).
+  e.time = (type == perf_abi::FORK || type == perf_abi::EXIT) ? e.task.time : sid.time;
+  return true;
+}
+
+// --- The queued form: [type u32, pad u32][time u64][the member][view bytes].
+
+namespace {
+
+constexpr size_t kStoredHeader = 16;
+
+template <typename T>
+size_t stored_member_size() {
+  static_assert(std::is_trivially_copyable_v<T>, "stored with memcpy");
+  return kStoredHeader + ((sizeof(T) + 7) & ~size_t(7));
+}
+
+template <typename T>
+void store_member(const EventRecord& e, const T& member, uint8_t* dst, std::string_view bytes,
+                  const uint8_t* extra = nullptr, size_t extra_size = 0) {
+  std::memcpy(dst, &e.type, 4);
+  std::memset(dst + 4, 0, 4);
+  std::memcpy(dst + 8, &e.time, 8);
+  std::memcpy(dst + kStoredHeader, &member, sizeof(T));  // views are rebuilt by load_event
+  uint8_t* p = dst + stored_member_size<T>();
+  if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
+  if (extra_size) std::memcpy(p + bytes.size(), extra, extra_size);
+}
+
+template <typename T>
+const uint8_t* load_member(const uint8_t* src, T& member) {
+  std::memcpy(&member, src + kStoredHeader, sizeof(T));
+  return src + stored_member_size<T>();
+}
+
+}  // namespace
+
+size_t stored_size(const EventRecord& e) {
+  size_t n = 0;
+  switch (e.type) {
+    case perf_abi::MMAP:
+    case perf_abi::MMAP2:
+      n = stored_member_size<MmapRecord>() + e.mmap.filename.size() + e.mmap.build_id_size;
+      break;
+    case perf_abi::COMM:
+      n = stored_member_size<CommRecord>() + e.comm.comm.size();
+      break;
+    case perf_abi::FORK:
+    case perf_abi::EXIT:
+      n = stored_member_size<TaskRecord>();
+      break;
+    case perf_abi::LOST:
+    case perf_abi::LOST_SAMPLES:
+      n = stored_member_size<LostRecord>();
+      break;
+    case perf_abi::SWITCH:
+    case perf_abi::SWITCH_CPU_WIDE:
+      n = stored_member_size<SwitchRecord>();
+      break;
+    case perf_abi::KSYMBOL:
+      n = stored_member_size<KsymbolRecord>() + e.ksymbol.name.size();
+      break;
+    default:
+      n = kStoredHeader;
+  }
+  return (n + 7) & ~size_t(7);
+}
+
+void store_event(const EventRecord& e, uint8_t* dst) {
+  switch (e.type) {
+    case perf_abi::MMAP:
+    case perf_abi::MMAP2:
+      store_member(e, e.mmap, dst, e.mmap.filename, e.mmap.build_id, e.mmap.build_id ? e.mmap.build_id_size : 0);
+      break;
+    case perf_abi::COMM:
+      store_member(e, e.comm, dst, e.comm.comm);
+      break;
+    case perf_abi::FORK:
+    case perf_abi::EXIT:
+      store_member(e, e.task, dst, {});
+      break;
+    case perf_abi::LOST:
+    case perf_abi::LOST_SAMPLES:
+      store_member(e, e.lost, dst, {});
+      break;
+    case perf_abi::SWITCH:
+    case perf_abi::SWITCH_CPU_WIDE:
+      store_member(e, e.sw, dst, {});
+      break;
+    case perf_abi::KSYMBOL:
+      store_member(e, e.ksymbol, dst, e.ksymbol.name);
+      break;
+    default:
+      std::memcpy(dst, &e.type, 4);
+      std::memset(dst + 4, 0, 4);
+      std::memcpy(dst + 8, &e.time, 8);
+  }
+}
+
+void load_event(const uint8_t* src, EventRecord& e) {
+  e.type = load<uint32_t>(src);
+  e.time = load<uint64_t>(src + 8);
+  const uint8_t* p;
+  switch (e.type) {
+    case perf_abi::MMAP:
+    case perf_abi::MMAP2:
+      p = load_member(src, e.mmap);
+      e.mmap.filename = std::string_view(reinterpret_cast<const char*>(p), e.mmap.filename.size());
+      if (e.mmap.build_id) e.mmap.build_id = p + e.mmap.filename.size();
+      break;
+    case perf_abi::COMM:
+      p = load_member(src, e.comm);
+      e.comm.comm = std::string_view(reinterpret_cast<const char*>(p), e.comm.comm.size());
+      break;
+    case perf_abi::FORK:
+    case perf_abi::EXIT:
+      load_member(src, e.task);
+      break;
+    case perf_abi::LOST:
+    case perf_abi::LOST_SAMPLES:
+      load_member(src, e.lost);
+      break;
+    case perf_abi::SWITCH:
+    case perf_abi::SWITCH_CPU_WIDE:
+      load_member(src, e.sw);
+      break;
+    case perf_abi::KSYMBOL:
+      p = load_member(src, e.ksymbol);
+      e.ksymbol.name = std::string_view(reinterpret_cast<const char*>(p), e.ksymbol.name.size());
+      break;
+    default:
+      break;
+  }
+}
+
+void deliver_event(const EventRecord& e, RecordHandler& h) {
+  switch (e.type) {
+    case perf_abi::MMAP:
+    case perf_abi::MMAP2:
+      h.on_mmap(e.mmap);
+      break;
+    case perf_abi::COMM:
+      h.on_comm(e.comm);
+      break;
+    case perf_abi::FORK:
+      h.on_fork(e.task);
+      break;
+    case perf_abi::EXIT:
+      h.on_exit(e.task);
+      break;
+    case perf_abi::LOST:
+    case perf_abi::LOST_SAMPLES:
+      h.on_lost(e.lost);
+      break;
+    case perf_abi::SWITCH:
+    case perf_abi::SWITCH_CPU_WIDE:
+      h.on_switch(e.sw);
+      break;
+    case perf_abi::KSYMBOL:
+      h.on_ksymbol(e.ksymbol);
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace fg::perf_record

@@ -1,7 +1,8 @@
 // Decoding of the non-SAMPLE kernel records (MMAP, MMAP2, COMM, FORK, EXIT,
-// SWITCH, LOST, KSYMBOL), their sample_id_all trailers (parsed from the end),
-// and the choice of the attr a record belongs to (IDENTIFIER / ID position).
-// Internal to lib/perf.
+// SWITCH, LOST, KSYMBOL) into one EventRecord, once per record, with their
+// sample_id_all trailers (parsed from the end); the queued form of a decoded
+// record; and the choice of the attr a record belongs to (IDENTIFIER / ID
+// position). Internal to lib/perf.
 #pragma once
 
 #include <cstddef>
@@ -61,13 +62,39 @@ class AttrSelector {
   }
 };
 
-// Decoders of the records the handler receives. rec/size = whole record;
-// trailer_size from parse_sample_id. Throw FormatError when the body does not fit.
-void decode_mmap(const uint8_t* rec, size_t size, size_t trailer_size, bool mmap2, MmapRecord& out);
-void decode_comm(const uint8_t* rec, size_t size, size_t trailer_size, CommRecord& out);
-void decode_task(const uint8_t* rec, size_t size, size_t trailer_size, TaskRecord& out);
-void decode_lost(const uint8_t* rec, size_t size, size_t trailer_size, bool lost_samples, LostRecord& out);
-void decode_switch(const uint8_t* rec, size_t size, size_t trailer_size, bool cpu_wide, SwitchRecord& out);
-void decode_ksymbol(const uint8_t* rec, size_t size, size_t trailer_size, KsymbolRecord& out);
+// A kernel record other than SAMPLE, decoded once when it is read: the
+// reader's bookkeeping (its ordering time, LOST counts) reads it then, and the
+// handler receives the same decoded record when its time comes. Only the
+// member named by `type` is meaningful; views point into the record bytes it
+// was decoded from (or, after load_event, into the queued copy).
+struct EventRecord {
+  uint32_t type = 0;  // perf_abi::MMAP, MMAP2, COMM, FORK, EXIT, LOST, LOST_SAMPLES, SWITCH*, KSYMBOL
+  uint64_t time = 0;  // what ordering uses: the trailer's time, else FORK/EXIT's body time
+  MmapRecord mmap;    // MMAP, MMAP2
+  CommRecord comm;    // COMM
+  TaskRecord task;    // FORK, EXIT
+  LostRecord lost;    // LOST, LOST_SAMPLES
+  SwitchRecord sw;    // SWITCH, SWITCH_CPU_WIDE
+  KsymbolRecord ksymbol;
+};
+
+// Decodes rec (hdr.size = size, of the given attr) if it is a kind the
+// handler receives; false for the kinds that are only counted (THROTTLE,
+// NAMESPACES, CGROUP, AUX, ...). Fills trailer fields (time, cpu, pid/tid of
+// SWITCH) and file_offset. Throws FormatError when the body or the trailer
+// does not fit.
+bool decode_event(const EventAttr& attr, uint32_t type, const uint8_t* rec, size_t size, uint64_t file_offset,
+                  EventRecord& out);
+
+// The queued form of a decoded event: the member for its type and the bytes
+// its views refer to, in one 8-aligned block that may be moved with memcpy
+// (the ordering queue's arena compacts). stored_size <= 64 KiB + 256.
+size_t stored_size(const EventRecord& e);
+void store_event(const EventRecord& e, uint8_t* dst);
+// Reads a block written by store_event; out's views point into src.
+void load_event(const uint8_t* src, EventRecord& out);
+
+// Calls the handler method for e.type.
+void deliver_event(const EventRecord& e, RecordHandler& handler);
 
 }  // namespace fg::perf_record

@@ -35,6 +35,16 @@ void RecordOrderQueue::push(uint64_t time, const uint8_t* data, uint32_t size, u
   if (queue_.size() > max_size_) max_size_ = queue_.size();
 }
 
+uint8_t* RecordOrderQueue::push_owned(uint64_t time, uint32_t size, uint64_t file_offset, uint32_t attr_index,
+                                      uint32_t type) {
+  uint8_t* p = arena_alloc(size);
+  if (time < last_delivered_) ++unordered_;
+  if (time > max_time_) max_time_ = time;
+  queue_.push_back(QueuedRecord{time, seq_++, p, file_offset, size, attr_index, type, true});
+  if (queue_.size() > max_size_) max_size_ = queue_.size();
+  return p;
+}
+
 uint64_t RecordOrderQueue::min_file_offset(uint64_t fallback) const {
   uint64_t m = fallback;
   for (const auto& r : queue_)

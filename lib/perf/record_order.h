@@ -32,6 +32,10 @@ class RecordOrderQueue {
   // Queues a record. If copy or data is not 8-aligned, the bytes are copied.
   void push(uint64_t time, const uint8_t* data, uint32_t size, uint64_t file_offset, uint32_t attr_index,
             uint32_t type, bool copy);
+  // Queues a record whose size bytes the caller writes into the returned
+  // arena space (8-aligned; valid until the next push or flush), e.g. a
+  // decoded record in a movable form.
+  uint8_t* push_owned(uint64_t time, uint32_t size, uint64_t file_offset, uint32_t attr_index, uint32_t type);
 
   // FINISHED_ROUND: delivers everything with time <= the max time seen when
   // the previous round ended.

@@ -17,6 +17,7 @@
 #include "diagnostics/input_error.h"
 #include "symbols/jit_map.h"
 #include "symbols/symbol_names.h"
+#include "unwind/process_table.h"  // is_file_backed_path (header-only: no link dependency)
 
 namespace fg {
 
@@ -82,45 +83,7 @@ std::string basename_of(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
-// Mappings that never have a file behind them.
-bool is_pseudo_path(std::string_view p) {
-  return p.empty() || p.front() == '[' || p.substr(0, 6) == "//anon" || p.substr(0, 8) == "/memfd:" ||
-         p.substr(0, 9) == "/dev/zero" || p.substr(0, 12) == "/SYSV0000000";
-}
-
 }  // namespace
-
-const SymbolCache::FrameSpan* SymbolCache::FrameTable::find(const FrameKey& k) const {
-  if (slots_.empty()) return nullptr;
-  size_t mask = slots_.size() - 1;
-  for (size_t i = hash(k) & mask;; i = (i + 1) & mask) {
-    const Slot& s = slots_[i];
-    if (s.key == k) return &s.value;
-    if (is_empty(s)) return nullptr;
-  }
-}
-
-void SymbolCache::FrameTable::insert(const FrameKey& k, FrameSpan v) {
-  if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-  size_t mask = slots_.size() - 1;
-  size_t i = hash(k) & mask;
-  while (!is_empty(slots_[i])) i = (i + 1) & mask;
-  slots_[i] = {k, v};
-  ++size_;
-}
-
-void SymbolCache::FrameTable::grow() {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{{kEmpty, kEmpty}, FrameSpan{}});
-  size_ = 0;
-  for (const Slot& s : old)
-    if (!is_empty(s)) insert(s.key, s.value);
-}
-
-void SymbolCache::FrameTable::clear() {
-  slots_.clear();
-  size_ = 0;
-}
 
 SymbolCache::SymbolCache(SymbolOptions options) : options_(std::move(options)) {
   if (options_.buildid_dir.empty()) {
@@ -272,7 +235,7 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
     std::string dir = options_.buildid_dir + (path.front() == '/' ? "" : "/") + path + "/" + hex;
     if (is_dir(dir)) candidates.push_back({dir + "/" + elf_name, dir + "/debug"});
   }
-  if (!is_pseudo_path(path)) {
+  if (is_file_backed_path(path)) {  // path is without " (deleted)" here
     if (!options_.symfs.empty()) candidates.push_back({options_.symfs + (path.front() == '/' ? "" : "/") + path, ""});
     candidates.push_back({path, ""});
   }

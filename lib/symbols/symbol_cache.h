@@ -17,6 +17,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "folded/hash.h"        // header-only: the project's one hash family
+#include "folded/open_table.h"  // and its one open-addressing table
 #include "symbols/elf_object.h"
 #include "symbols/kernel_symbols.h"
 #include "symbols/named_ranges.h"
@@ -137,10 +139,13 @@ class SymbolCache {
   // lookup, no node allocations; the hot path of every sample frame.
   class FrameTable {
    public:
-    const FrameSpan* find(const FrameKey& k) const;
-    void insert(const FrameKey& k, FrameSpan v);  // k must be absent
-    void clear();
-    size_t size() const { return size_; }
+    const FrameSpan* find(const FrameKey& k) const {
+      const Slot* s = table_.find(hash(k), [&k](const Slot& x) { return x.key == k; });
+      return s ? &s->value : nullptr;
+    }
+    void insert(const FrameKey& k, FrameSpan v) { table_.insert_new(hash(k), Slot{k, v}); }  // k must be absent
+    void clear() { table_.clear(); }
+    size_t size() const { return table_.size(); }
 
    private:
     struct Slot {
@@ -148,20 +153,13 @@ class SymbolCache {
       FrameSpan value;
     };
     static constexpr uint64_t kEmpty = ~uint64_t(0);
-    static size_t hash(const FrameKey& k) {
-      uint64_t x = k.b ^ (k.a * 0x9e3779b97f4a7c15ULL);
-      x ^= x >> 30;
-      x *= 0xbf58476d1ce4e5b9ULL;
-      x ^= x >> 27;
-      x *= 0x94d049bb133111ebULL;
-      x ^= x >> 31;
-      return static_cast<size_t>(x);
-    }
-    static bool is_empty(const Slot& s) { return s.key.a == kEmpty && s.key.b == kEmpty;
-    }
-    void grow();
-    std::vector<Slot> slots_;
-    size_t size_ = 0;
+    static uint64_t hash(const FrameKey& k) { return detail::hash_pair(k.a, k.b); }
+    struct Policy {
+      static bool empty(const Slot& s) { return s.key.a == kEmpty && s.key.b == kEmpty; }
+      static Slot empty_slot() { return Slot{{kEmpty, kEmpty}, FrameSpan{}}; }
+      static uint64_t rehash(const Slot& s) { return hash(s.key); }
+    };
+    OpenTable<Slot, Policy> table_;
   };
   struct Jit;
 

@@ -41,12 +41,6 @@ constexpr int kPerfRegSp = 7, kPerfRegIp = 8;
 constexpr int kDwarfToPerf[17] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
 constexpr uint64_t kKernelStart = 0xffff800000000000ull;  // x86_64 canonical upper half
 
-bool is_anonymous(std::string_view path) {
-  return path.empty() || path == "//anon" || path == "[heap]" || path.rfind("[stack", 0) == 0 ||
-         path.rfind("[anon", 0) == 0 || path == "[vsyscall]" || path.rfind("/memfd:", 0) == 0 ||
-         path.rfind("/SYSV", 0) == 0 || path.rfind("/dev/", 0) == 0;
-}
-
 // libdwfl's standard lookup (build-id dirs, .gnu_debuglink), then the perf
 // build-id cache layout, where `debug` sits next to the cached `elf`.
 int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf_Addr base,
@@ -390,7 +384,9 @@ DwarfUnwinder::ElfFile* DwarfUnwinder::elf_for(const MapEntry& m) {
   auto cached = file_of_entry_.find(&m);
   if (cached != file_of_entry_.end()) return cached->second;
   ElfFile* result = nullptr;
-  if (!is_anonymous(m.path)) {
+  // Only a file or the vdso (from perf's build-id cache) has an ELF image;
+  // the resolver decides which file and whether it is there.
+  if (m.is_file_backed() || m.path == "[vdso]") {
     std::string path = resolve_elf_path_(m);
     if (!path.empty()) {
       auto& f = files_[path];

@@ -27,17 +27,6 @@ const MapEntry* find_in(const MapList& maps, uint64_t address) {
 
 }  // namespace
 
-bool MapEntry::is_file_backed() const {
-  if (path.empty() || path[0] != '/') return false;
-  if (starts_with(path, "//anon") || starts_with(path, "/memfd:") || starts_with(path, "/SYSV") ||
-      starts_with(path, "/dev/"))
-    return false;
-  constexpr std::string_view deleted = " (deleted)";
-  if (path.size() >= deleted.size() && path.substr(path.size() - deleted.size()) == deleted)
-    return false;
-  return true;
-}
-
 bool MapEntry::is_kernel() const {
   return starts_with(path, "[kernel.kallsyms]") || start >= 0xffff800000000000ull;
 }

@@ -21,12 +21,37 @@ struct MmapRecord;
 struct CommRecord;
 struct TaskRecord;
 
+// The one rule for "this mapping's name is a file we may open and read as an
+// ELF image" (the unwinder, the symbol cache and the fold all ask it). An
+// absolute path, except:
+//  - anonymous memory as perf names it (util/map.c is_anon_memory and
+//    is_no_dso_memory): "//anon", "/dev/zero...", "/anon_hugepage...",
+//    "/SYSV..." (SysV shared memory); "[heap]", "[stack...]" and every other
+//    "[...]" name ("[vdso]", "[vsyscall]", "[anon:...]") fail the '/' test;
+//  - "/memfd:..." (memfd_create: no file by that name exists) and any other
+//    "/dev/..." (device memory such as GPU driver maps: opening it to look
+//    for an ELF header can block or have side effects);
+//  - names ending in " (deleted)": the file is gone (or the path now names a
+//    different one); the symbol cache looks such a file up by build-id with
+//    the suffix removed.
+// "[vdso]" is not a file but has an ELF image: callers that can use it (via
+// perf's build-id cache) test for it by name.
+inline bool is_file_backed_path(std::string_view path) {
+  auto starts = [path](std::string_view p) { return path.substr(0, p.size()) == p; };
+  if (path.empty() || path[0] != '/') return false;
+  if (starts("//anon") || starts("/dev/") || starts("/anon_hugepage") || starts("/SYSV") || starts("/memfd:"))
+    return false;
+  constexpr std::string_view deleted = " (deleted)";
+  return !(path.size() >= deleted.size() && path.substr(path.size() - deleted.size()) == deleted);
+}
+
 // One mapping [start, end) of a process. Entries are immutable once created
 // (except the symbolisation slot) and live as long as the ProcessTable, so a
 // pointer stays valid and identifies the mapping: a fragment left over after a
 // split is a new entry, and a forked child shares its parent's entries.
 struct MapEntry {
   static constexpr uint64_t kNoObject = ~uint64_t{0};
+  static constexpr uint32_t kMapHugetlb = 0x40000;  // MAP_HUGETLB in MmapRecord::flags
 
   uint64_t start = 0;
   uint64_t end = 0;       // exclusive
@@ -44,9 +69,10 @@ struct MapEntry {
 
   uint64_t file_offset(uint64_t address) const { return address - start + pgoff; }
   bool contains(uint64_t address) const { return address >= start && address < end; }
-  // True for maps backed by a file we could open ("/..."), false for
-  // "[heap]", "//anon", "[vdso]", "/memfd:..." and other special names.
-  bool is_file_backed() const;
+  // True when the mapping is a file on disk that may hold an ELF image
+  // (is_file_backed_path, below), and not hugetlbfs memory, which perf counts
+  // as anonymous whatever its name (util/map.c: flags & MAP_HUGETLB).
+  bool is_file_backed() const { return !(flags & kMapHugetlb) && is_file_backed_path(path); }
   bool is_kernel() const;  // "[kernel.kallsyms]..." or a module map of pid -1
 };
 

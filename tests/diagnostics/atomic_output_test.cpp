@@ -4,9 +4,11 @@
 // with force, inputs never, symlinks followed to the file they name.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -166,6 +168,66 @@ TEST(AtomicOutput, UncommittedOutputLeavesNothing) {
   std::string dir = temp_dir();
   { AtomicOutput out(dir + "/x.svg"); out.write("partial"); }
   EXPECT_TRUE(names_in(dir).empty());
+}
+
+// A write that fails (here: the file size limit, as a full disk would) is
+// reported by commit(), the temporary file is removed and the old target is
+// left exactly as it was, mode included.
+TEST(AtomicOutput, FailedWriteKeepsTheOldTargetAndRemovesTheTemporary) {
+  std::string dir = temp_dir();
+  std::string target = dir + "/out.folded";
+  write_file(target, "old complete contents\n");
+  ASSERT_EQ(::chmod(target.c_str(), 0640), 0);
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of a signal
+  struct rlimit small = old;
+  small.rlim_cur = 64 << 10;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  bool threw = false;
+  std::string message;
+  {
+    AtomicOutput out(target);
+    try {
+      out.write(std::string(1 << 20, 'x'));  // may fail here or only at commit (stdio buffering)
+      out.commit();
+    } catch (const fg::UsageError& e) {
+      threw = true;
+      message = e.what();
+    }
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(threw);
+  EXPECT_NE(message.find("write failed"), std::string::npos) << message;
+  EXPECT_NE(message.find(target), std::string::npos) << message;
+  EXPECT_EQ(read_file(target), "old complete contents\n");
+  EXPECT_EQ(mode_of(target), 0640u);
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"out.folded"});
+}
+
+// Replacing keeps the target's mode even when the process umask would give
+// the new file a different one, and the result is a new inode (a reader that
+// has the old file open keeps reading the old contents).
+TEST(AtomicOutput, ReplaceIsANewInodeWithTheOldMode) {
+  std::string dir = temp_dir();
+  std::string target = dir + "/x.svg";
+  write_file(target, "old");
+  ASSERT_EQ(::chmod(target.c_str(), 0604), 0);
+  struct stat before {};
+  ASSERT_EQ(::stat(target.c_str(), &before), 0);
+  std::ifstream reader(target);
+  mode_t old_umask = ::umask(077);
+  write_through(target, "new");
+  ::umask(old_umask);
+  struct stat after {};
+  ASSERT_EQ(::stat(target.c_str(), &after), 0);
+  EXPECT_NE(before.st_ino, after.st_ino);
+  EXPECT_EQ(mode_of(target), 0604u);
+  std::string old_seen;
+  std::getline(reader, old_seen);
+  EXPECT_EQ(old_seen, "old");
+  EXPECT_EQ(read_file(target), "new");
 }
 
 }  // namespace

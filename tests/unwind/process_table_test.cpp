@@ -286,3 +286,37 @@ TEST(ProcessTable, FindAgreesWithALinearScan) {
 }
 
 }  // namespace
+
+namespace {
+
+// The one "real file" rule (is_file_backed_path), case by case, with the
+// places where the three older predicates disagreed (symbol cache: tried to
+// open "/dev/dri/card0" and "/anon_hugepage" as ELF; fold/unwinder: called
+// "/anon_hugepage" a file, hence named its JIT code as an object's).
+TEST(FileBackedPath, PerfsAnonymousAndNoDsoNamesAreNotFiles) {
+  using fg::is_file_backed_path;
+  EXPECT_TRUE(is_file_backed_path("/usr/lib/x86_64-linux-gnu/libc.so.6"));
+  EXPECT_TRUE(is_file_backed_path("/tmp/perf-123.map"));
+  EXPECT_TRUE(is_file_backed_path("/devices/not-dev"));  // "/dev" only as a directory
+  EXPECT_TRUE(is_file_backed_path("/SYS/file"));          // "/SYSV" is the prefix, not "/SYS"
+  for (const char* p : {"", "//anon", "/anon_hugepage", "/anon_hugepage (deleted)", "/dev/zero",
+                        "/dev/zero (deleted)", "/dev/dri/card0", "/dev/nvidia0", "/SYSV00000000 (deleted)",
+                        "/SYSV5f00a1b2", "/memfd:jit-cache (deleted)", "/memfd:x", "[heap]", "[stack]",
+                        "[stack:1234]", "[vdso]", "[vsyscall]", "[vvar]", "[anon:dalvik-jit]",
+                        "[kernel.kallsyms]_text", "/usr/lib/libfoo.so (deleted)", "relative/lib.so"})
+    EXPECT_FALSE(is_file_backed_path(p)) << p;
+}
+
+TEST(FileBackedPath, MapEntryAlsoCountsHugetlbMemoryAsAnonymous) {
+  ProcessTable t;
+  t.add_mmap(7, 0x1000, 0x1000, 0, "/lib/a.so", true, PROT_READ | PROT_EXEC);
+  t.add_mmap(7, 0x200000, 0x200000, 0, "/hugepages/jit", true, PROT_READ | PROT_EXEC, MapEntry::kMapHugetlb);
+  t.add_mmap(7, 0x800000, 0x1000, 0, "//anon", true, PROT_READ | PROT_EXEC);
+  const fg::ProcessMaps* p = t.process(7);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->find(0x1800)->is_file_backed());
+  EXPECT_FALSE(p->find(0x200800)->is_file_backed());  // hugetlbfs: anonymous to perf whatever the name
+  EXPECT_FALSE(p->find(0x800800)->is_file_backed());
+}
+
+}  // namespace
