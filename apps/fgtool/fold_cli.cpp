@@ -164,6 +164,12 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
   if (s.lost_events || s.lost_samples)
     err << p << "perf lost " << s.lost_events << " events and " << s.lost_samples
         << " samples while recording (the profile under-counts; record with a lower -F or larger -m)\n";
+  // perf promises that a record is at most one FINISHED_ROUND late; on a
+  // loaded machine some are later, and arrive after later times were folded.
+  if (s.read.unordered)
+    err << p << "warning: " << s.read.unordered
+        << " records arrived out of time order (perf wrote them more than one round late); symbols and off-CPU "
+           "times around them may be off\n";
   // A second switch-out before any switch-in: the switch-in was not recorded
   // (perf lost it, or the ring buffer wrapped) and that block's length is unknown.
   if (o.view != FoldView::on_cpu && !s.off_cpu_fallback && s.off_cpu.replaced)
