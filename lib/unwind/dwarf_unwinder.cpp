@@ -218,8 +218,11 @@ struct UnwindCallbacks {
       ps->memory_failed = true;
       return false;
     }
-    if (addr >= ps->sp && addr - ps->sp <= s->stack_size &&
-        s->stack_size - (addr - ps->sp) >= sizeof(Dwarf_Word)) {
+    // The copy's last word counts as outside it, as in perf's readers
+    // (access_mem and memory_read test addr + 8 >= end): a return address
+    // there is where perf script cuts the stack, and so does the fold.
+    if (addr >= ps->sp && addr - ps->sp < s->stack_size &&
+        s->stack_size - (addr - ps->sp) > sizeof(Dwarf_Word)) {
       std::memcpy(result, s->stack + (addr - ps->sp), sizeof(Dwarf_Word));
       ++stats.stack_reads;
       return true;
@@ -234,7 +237,7 @@ struct UnwindCallbacks {
     ps->memory_failed = true;
     // A read above the copy is what running out of copied stack looks like;
     // reads just below SP are stale save slots of a prologue/epilogue.
-    if (addr >= ps->sp && addr - ps->sp >= s->stack_size) ps->read_above_copy = true;
+    if (addr >= ps->sp && addr - ps->sp + sizeof(Dwarf_Word) >= s->stack_size) ps->read_above_copy = true;
     return false;
   }
 
