@@ -529,7 +529,8 @@ bool DwarfUnwinder::read_file_word(ProcessState& ps, uint64_t address, uint64_t*
 bool DwarfUnwinder::perf_read_word(ProcessState& ps, uint64_t address, uint64_t* out) {
   const UserStackSample* s = ps.sample;
   if (s == nullptr || address + sizeof(uint64_t) < address) return false;
-  if (address >= ps.sp && address + sizeof(uint64_t) < ps.sp + s->stack_size) {
+  if (address >= ps.sp && address - ps.sp < s->stack_size &&
+      s->stack_size - (address - ps.sp) > sizeof(uint64_t)) {
     std::memcpy(out, s->stack + (address - ps.sp), sizeof(uint64_t));
     return true;
   }
