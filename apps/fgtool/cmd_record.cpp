@@ -117,7 +117,20 @@ int run_record(const std::vector<std::string>& all_args) {
       std::cerr << "fgtool record: no " << fg::terminal_safe(opt.output) << " to render\n";
       return status ? status : 1;
     }
-    // Through the fgtool binary itself: fold (with the view's flags), then svg.
+    // Through the fgtool binary itself. An on-CPU recording is drawn by
+    // `fgtool svg perf.data`, so the graph is the one that command draws
+    // (category colours and legend, the recording's subtitle).
+    if (builder.fold_arguments().empty()) {
+      fg::ChildStatus rc = fg::run_inherited({self_exe(), "svg", opt.output, "-o", svg});
+      if (!rc.ok()) {
+        std::cerr << "fgtool record: rendering " << fg::terminal_safe(svg) << " failed (" << rc.describe() << ")\n";
+        return status ? status : rc.shell_status();
+      }
+      std::cerr << "fgtool record: wrote " << fg::terminal_safe(svg) << "\n";
+      return status;
+    }
+    // Off-CPU and wall views: fold with the view's flags, then svg (the
+    // hot/cold palette of [off-cpu] stacks, as `fgtool svg` draws them).
     // A random name made with O_EXCL (not a predictable "SVG.folded.tmp"
     // that a planted symlink could redirect); fold replaces this file of ours.
     std::string folded = svg + ".folded.XXXXXX";

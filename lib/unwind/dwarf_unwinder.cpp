@@ -1,5 +1,6 @@
 #include "unwind/dwarf_unwinder.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -25,6 +26,8 @@ const char* to_string(UnwindOutcome outcome) {
     case UnwindOutcome::no_module: return "pc outside any readable ELF";
     case UnwindOutcome::no_cfi: return "no CFI for pc";
     case UnwindOutcome::memory_outside_copy: return "needed memory outside the stack copy";
+    case UnwindOutcome::memory_outside_copy_unmarked:
+      return "needed memory outside the stack copy (no marker, as in perf script)";
     case UnwindOutcome::depth_limit: return "depth limit";
     case UnwindOutcome::no_progress: return "stack did not progress";
     case UnwindOutcome::libdwfl_error: return "libdwfl error";
@@ -157,6 +160,11 @@ struct DwarfUnwinder::ProcessState {
   bool last_is_return = false;
   bool memory_failed = false;    // a read was refused in the current step
   bool read_above_copy = false;  // ... at an address above the copied stack
+  // Whether perf would print its "[unknown]" marker where the current step
+  // failed, once known (perf_marks_cut_short); decided in the frame callback
+  // while the frame's registers are still at hand.
+  bool perf_verdict_known = false;
+  bool perf_marks = true;
 
   ~ProcessState() {
     if (dwfl != nullptr) dwfl_end(dwfl);
@@ -168,6 +176,22 @@ struct DwarfUnwinder::ProcessState {
     if (it == reported.begin()) return nullptr;
     --it;
     return address < it->high ? &*it : nullptr;
+  }
+};
+
+// Register values of the frame being unwound from: a libdwfl frame state, or
+// the sample's own registers for the initial frame.
+struct DwarfUnwinder::RegisterSource {
+  Dwfl_Frame* frame = nullptr;
+  const UserStackSample* sample = nullptr;
+  bool get(unsigned dwarf_reg, uint64_t* value) const {
+    if (frame != nullptr) {
+      Dwarf_Word v = 0;
+      if (dwfl_frame_reg(frame, dwarf_reg, &v) != 0) return false;
+      *value = v;
+      return true;
+    }
+    return sample != nullptr && dwarf_reg < 17 && sample->reg(kDwarfToPerf[dwarf_reg], value);
   }
 };
 
@@ -188,8 +212,11 @@ struct UnwindCallbacks {
       ps->memory_failed = true;
       return false;
     }
-    if (addr >= ps->sp && addr - ps->sp <= s->stack_size &&
-        s->stack_size - (addr - ps->sp) >= sizeof(Dwarf_Word)) {
+    // The copy's last word counts as outside it, as in perf's readers
+    // (access_mem and memory_read test addr + 8 >= end): a return address
+    // there is where perf script cuts the stack, and so does the fold.
+    if (addr >= ps->sp && addr - ps->sp < s->stack_size &&
+        s->stack_size - (addr - ps->sp) > sizeof(Dwarf_Word)) {
       std::memcpy(result, s->stack + (addr - ps->sp), sizeof(Dwarf_Word));
       ++stats.stack_reads;
       return true;
@@ -204,7 +231,7 @@ struct UnwindCallbacks {
     ps->memory_failed = true;
     // A read above the copy is what running out of copied stack looks like;
     // reads just below SP are stale save slots of a prologue/epilogue.
-    if (addr >= ps->sp && addr - ps->sp >= s->stack_size) ps->read_above_copy = true;
+    if (addr >= ps->sp && addr - ps->sp + sizeof(Dwarf_Word) >= s->stack_size) ps->read_above_copy = true;
     return false;
   }
 
@@ -237,6 +264,7 @@ struct UnwindCallbacks {
     // Reads made from here on belong to unwinding this frame's caller.
     ps->memory_failed = false;
     ps->read_above_copy = false;
+    ps->perf_verdict_known = false;
     if (pc == 0) {  // the outermost frame of some runtimes, or a zero return address
       // perf's unwinder keeps this frame (it prints pc - 1, ffffffffffffffff,
       // "[unknown]"): keep it too, so folds stay drop-in for perf script's.
@@ -251,6 +279,15 @@ struct UnwindCallbacks {
     ps->last_pc_has_module = ps->owner->ensure_module(*ps, pc);
     bool isact = true;
     if (!dwfl_frame_pc(state, &pc, &isact)) return DWARF_CB_ABORT;
+    // For a frame that is not the first (nor a signal frame's caller),
+    // dwfl_frame_pc just unwound its caller: if that ran past the copy, decide
+    // now, while this frame's registers exist, whether perf marks the cut.
+    if (!isact && ps->read_above_copy) {
+      DwarfUnwinder::RegisterSource regs;
+      regs.frame = state;
+      ps->perf_marks = ps->owner->perf_marks_cut_short(*ps, pc - 1, regs);
+      ps->perf_verdict_known = true;
+    }
     Dwarf_Word sp = 0;
     bool have_sp = dwfl_frame_reg(state, 7, &sp) == 0;
     auto& frames = *ps->frames;
@@ -477,6 +514,150 @@ bool DwarfUnwinder::read_file_word(ProcessState& ps, uint64_t address, uint64_t*
          static_cast<ssize_t>(sizeof(uint64_t));
 }
 
+// perf script's view of a word outside the register-relative copy. Debian's
+// perf unwinds with libunwind (unwind-libunwind-local.c, access_mem): the copy
+// is [sp, sp + size) but its last word already counts as outside; outside it
+// the word is read from the file of the mapping holding it, and when a
+// mapping holds it but nothing can be read there (the [stack], anonymous
+// memory) the read *succeeds* with 0: access_dso_mem's positive error code,
+// which libunwind takes for success. Only an address in no mapping (or one
+// that wraps) is an error.
+bool DwarfUnwinder::perf_read_word(ProcessState& ps, uint64_t address, uint64_t* out) {
+  const UserStackSample* s = ps.sample;
+  if (s == nullptr || address + sizeof(uint64_t) < address) return false;
+  if (address >= ps.sp && address - ps.sp < s->stack_size &&
+      s->stack_size - (address - ps.sp) > sizeof(uint64_t)) {
+    std::memcpy(out, s->stack + (address - ps.sp), sizeof(uint64_t));
+    return true;
+  }
+  const MapEntry* m = ps.maps->find(address);
+  if (m == nullptr) return false;
+  *out = 0;
+  if (ElfFile* f = elf_for(*m)) {
+    uint64_t v = 0;
+    if (address + sizeof(uint64_t) <= m->end &&
+        pread(f->fd, &v, sizeof v, static_cast<off_t>(m->file_offset(address))) == static_cast<ssize_t>(sizeof v))
+      *out = v;
+  }
+  return true;
+}
+
+// Whether perf script marks a stack whose unwinding ran past the copied user
+// stack with its root-side "ffffffffffffffff [unknown]" frame. libunwind (see
+// perf_read_word) evaluates the caller's CFA and return address with 0 for
+// memory it cannot read: when both can be computed the return address "reads"
+// as 0 and perf prints pc 0 - 1, the marker; when computing them needs a word
+// in no mapping or wraps (a CFA of 0 from a stack-realigning function's
+// DW_OP_deref, minus 8), unw_step fails and the stack just ends; an undefined
+// return address or %rbp ends it cleanly too. libdwfl instead stops without
+// a frame in every case, so the rule is re-evaluated here from the CFI of
+// cfi_pc (the pc libdwfl looked up) and the frame's registers. Anything this
+// does not model (no CFI, an unusual DWARF op) keeps the marker.
+bool DwarfUnwinder::perf_marks_cut_short(ProcessState& ps, uint64_t cfi_pc, const RegisterSource& regs) {
+  Dwfl_Module* mod = dwfl_addrmodule(ps.dwfl, cfi_pc);
+  if (mod == nullptr) return true;
+  Dwarf_Frame* frame = nullptr;
+  Dwarf_Addr bias = 0;
+  Dwarf_CFI* cfi = dwfl_module_eh_cfi(mod, &bias);
+  if (cfi == nullptr || dwarf_cfi_addrframe(cfi, cfi_pc - bias, &frame) != 0) {
+    frame = nullptr;
+    cfi = dwfl_module_dwarf_cfi(mod, &bias);
+    if (cfi == nullptr || dwarf_cfi_addrframe(cfi, cfi_pc - bias, &frame) != 0) return true;
+  }
+  std::unique_ptr<Dwarf_Frame, void (*)(void*)> owned(frame, free);
+
+  enum class Eval { ok, error, unmodelled };
+  // A register libdwfl could not restore is one libunwind would read from a
+  // mapped but unreadable slot: 0.
+  auto reg = [&](unsigned r) {
+    uint64_t v = 0;
+    return regs.get(r, &v) ? v : 0;
+  };
+  auto eval = [&](const Dwarf_Op* ops, size_t nops, uint64_t cfa, uint64_t* result, bool* is_value) {
+    uint64_t stack[16];
+    size_t n = 0;
+    *is_value = false;
+    for (size_t i = 0; i < nops; ++i) {
+      const Dwarf_Op& op = ops[i];
+      uint8_t a = op.atom;
+      if (n >= 15) return Eval::unmodelled;
+      if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+        stack[n++] = reg(a - DW_OP_breg0) + op.number;
+      } else if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
+        stack[n++] = reg(a - DW_OP_reg0);
+        *is_value = true;
+      } else if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+        stack[n++] = a - DW_OP_lit0;
+      } else {
+        switch (a) {
+          case DW_OP_bregx: stack[n++] = reg(static_cast<unsigned>(op.number)) + op.number2; break;
+          case DW_OP_regx:
+            stack[n++] = reg(static_cast<unsigned>(op.number));
+            *is_value = true;
+            break;
+          case DW_OP_call_frame_cfa: stack[n++] = cfa; break;
+          case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
+          case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:
+          case DW_OP_constu: case DW_OP_consts:
+            stack[n++] = op.number;
+            break;
+          case DW_OP_dup:
+            if (n < 1) return Eval::unmodelled;
+            stack[n] = stack[n - 1];
+            ++n;
+            break;
+          case DW_OP_plus_uconst:
+            if (n < 1) return Eval::unmodelled;
+            stack[n - 1] += op.number;
+            break;
+          case DW_OP_deref: {
+            if (n < 1) return Eval::unmodelled;
+            uint64_t v = 0;
+            if (!perf_read_word(ps, stack[n - 1], &v)) return Eval::error;
+            stack[n - 1] = v;
+            break;
+          }
+          case DW_OP_plus: case DW_OP_minus: case DW_OP_and: case DW_OP_or: case DW_OP_mul: {
+            if (n < 2) return Eval::unmodelled;
+            uint64_t b = stack[--n], x = stack[n - 1];
+            stack[n - 1] = a == DW_OP_plus ? x + b : a == DW_OP_minus ? x - b : a == DW_OP_and ? (x & b)
+                         : a == DW_OP_or ? (x | b) : x * b;
+            break;
+          }
+          case DW_OP_stack_value: *is_value = true; break;
+          default: return Eval::unmodelled;
+        }
+      }
+    }
+    if (n != 1) return Eval::unmodelled;
+    *result = stack[0];
+    return Eval::ok;
+  };
+
+  Dwarf_Op* ops = nullptr;
+  size_t nops = 0;
+  if (dwarf_frame_cfa(frame, &ops, &nops) != 0) return true;
+  uint64_t cfa = 0;
+  bool is_value = false;
+  Eval e = eval(ops, nops, 0, &cfa, &is_value);
+  if (e != Eval::ok) return e == Eval::unmodelled;
+
+  Dwarf_Op ops_mem[3];
+  // libunwind ends the stack without a frame when %rbp's rule is undefined.
+  if (dwarf_frame_register(frame, 6, ops_mem, &ops, &nops) == 0 && nops == 0 && ops == ops_mem) return false;
+  int ra = dwarf_frame_info(frame, nullptr, nullptr, nullptr);
+  if (ra < 0 || dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) != 0) return true;
+  if (nops == 0) return ops != ops_mem;  // undefined: the outermost frame, no marker
+  uint64_t where = 0;
+  e = eval(ops, nops, cfa, &where, &is_value);
+  if (e != Eval::ok) return e == Eval::unmodelled;
+  uint64_t return_address = where;
+  if (!is_value && !perf_read_word(ps, where, &return_address)) return false;
+  // 0 is the marker; anything else is a frame perf shows and libdwfl could
+  // not read (a word it refuses): keep the marker, the closest fold.
+  return true;
+}
+
 UnwindOutcome DwarfUnwinder::classify_failure(ProcessState& ps) {
   if (!ps.last_pc_has_module) return UnwindOutcome::no_module;
   // Does the module have CFI for the last pc (the call site for a return address)?
@@ -566,8 +747,8 @@ UnwindOutcome DwarfUnwinder::unwind(const UserStackSample& s, std::vector<Unwind
   ps->last_is_return = false;
   ps->memory_failed = false;
   ps->read_above_copy = false;
+  ps->perf_verdict_known = false;
   int rc = dwfl_getthread_frames(ps->dwfl, dwfl_pid(ps->dwfl), UnwindCallbacks::frame, ps);
-  ps->sample = nullptr;
   ps->frames = nullptr;
   UnwindOutcome outcome;
   if (ps->stopped) {
@@ -577,12 +758,24 @@ UnwindOutcome DwarfUnwinder::unwind(const UserStackSample& s, std::vector<Unwind
     // read, so a refused read above the copy in the last step means the copy
     // was too short, not that the outermost frame was reached.
     outcome = ps->read_above_copy ? UnwindOutcome::memory_outside_copy : UnwindOutcome::complete;
+    if (outcome == UnwindOutcome::memory_outside_copy) {
+      // Only the sample's own frame is known: its caller was unwound after
+      // the frame callback, from the sample's registers.
+      if (!ps->perf_verdict_known && frames.size() == 1) {
+        RegisterSource regs;
+        regs.sample = &s;
+        ps->perf_marks = perf_marks_cut_short(*ps, ip, regs);
+        ps->perf_verdict_known = true;
+      }
+      if (ps->perf_verdict_known && !ps->perf_marks) outcome = UnwindOutcome::memory_outside_copy_unmarked;
+    }
   } else {
     if (frames.empty()) frames.push_back({ip, false});
     std::string message = dwfl_errmsg(-1);  // before classify_failure's own libdw calls
     outcome = classify_failure(*ps);
     if (outcome == UnwindOutcome::libdwfl_error) last_error_ = std::move(message);
   }
+  ps->sample = nullptr;
   return finish(outcome);
 }
 

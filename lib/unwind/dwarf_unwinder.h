@@ -36,6 +36,11 @@ enum class UnwindOutcome : uint8_t {
   no_module,            // a pc in no file we could open (anon/JIT/missing ELF)
   no_cfi,               // the module has no CFI for the pc
   memory_outside_copy,  // CFI needed memory outside the copied stack (usual for deep stacks)
+  // The same, where perf script ends the stack without its "[unknown]" marker:
+  // its unwinder could not even compute where the caller's return address is
+  // (see perf_marks_cut_short in dwarf_unwinder.cpp). The stack is partial all
+  // the same; only the fold's root-side marker is left out, to match perf.
+  memory_outside_copy_unmarked,
   depth_limit,          // max_frames reached
   no_progress,          // the same pc and SP twice: a loop in the CFI
   libdwfl_error,        // anything else; last_error() has libdwfl's message
@@ -126,6 +131,9 @@ class DwarfUnwinder {
   ElfFile* elf_for(const MapEntry& m);
   bool read_file_word(ProcessState& ps, uint64_t address, uint64_t* out);
   UnwindOutcome classify_failure(ProcessState& ps);
+  struct RegisterSource;
+  bool perf_marks_cut_short(ProcessState& ps, uint64_t cfi_pc, const RegisterSource& regs);
+  bool perf_read_word(ProcessState& ps, uint64_t address, uint64_t* out);
   void evict_if_needed();
 
   const ProcessTable& table_;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "folded_agreement.h"
 #include "test_support.h"
 
 namespace fg::test {
@@ -58,6 +59,34 @@ TEST(ProfileEndToEnd, RecordFoldReportAndRenderTheMlpTrainer) {
   std::string doc = read_file(dir + "/mlp.svg");
   EXPECT_EQ(xml_wellformed_error(doc), "");
   EXPECT_NE(doc.find("gemm"), std::string::npos) << "category legend in the perf.data flamegraph";
+}
+
+// Issue 14's bar for DWARF libtorch recordings: the native fold within 98% of
+// `perf script --no-inline | fgtool collapse` on a run of its own (a seed and
+// thread count the demo does not use). Two OpenMP threads give the cut-short
+// stacks whose marker perf sometimes leaves out (the main thread's OpenMP
+// outlined functions realign their stack): this run scored 97.9-98.5% before
+// the fold followed perf's rule and 99.9-100% after, so the bar here is 98.5%.
+TEST(ProfileEndToEnd, HeldOutVaeDwarfFoldAgreesWithPerfScript) {
+  std::string why = perf_unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  setenv("DEBUGINFOD_URLS", "", 1);
+  std::string dir = temp_dir();
+  std::string fg = shell_quote(fgtool_bin());
+  CommandResult data = run_shell(std::string(MNIST_SYNTH_BIN) + " --out " + shell_quote(dir) + " --train 2000 --test 200");
+  ASSERT_EQ(data.status, 0) << data.err;
+  std::string perf_data = dir + "/vae.data";
+  CommandResult rec = run_shell(fg + " record --dwarf -F 499 -o " + shell_quote(perf_data) + " -- " + VAE_TRAIN_BIN +
+                                " --data " + shell_quote(dir) + " --epochs 1 --max-batches 12 --threads 2 --seed 17");
+  ASSERT_EQ(rec.status, 0) << rec.out << rec.err;
+  CommandResult oracle = run_shell("perf script --no-inline -i " + shell_quote(perf_data) + " 2>/dev/null | " + fg +
+                                   " collapse -");
+  ASSERT_EQ(oracle.status, 0) << oracle.err;
+  CommandResult folded = run_shell(fg + " fold " + shell_quote(perf_data));
+  ASSERT_EQ(folded.status, 0) << folded.err;
+  Agreement a = folded_agreement(oracle.out, folded.out);
+  EXPECT_GT(a.total_a, 0);
+  EXPECT_GE(a.percent, 98.5) << folded.err << a.worst;
 }
 
 }  // namespace

@@ -212,6 +212,48 @@ TEST_F(FoldLive, DwarfStacksCutShortKeepPerfsUnknownMarker) {
   EXPECT_NE(info.out.find("--stack-size 65528"), std::string::npos) << info.out;
 }
 
+// Where the copy ends decides whether perf script marks the cut: a return
+// address in the uncopied part of the [stack] mapping reads as 0 and gets the
+// marker; a CFA computed from such a word (0) puts the return address at
+// 0 - 8, libunwind's read fails and the stack ends unmarked. The workload
+// makes both on every sample (see workloads/fold_cut_short.c); the fold must
+// put the marker exactly where perf does.
+TEST_F(FoldLive, DwarfCutShortMarkerOnlyWherePerfPutsIt) {
+#if defined(__x86_64__)
+  std::string data = record("dwarf_cut_rule", "-e cpu-clock -F 499 --call-graph dwarf,16384",
+                            std::string(FOLD_CUT_SHORT_BIN) + " 1200");
+  std::string expected = oracle(data, "");
+  std::string folded = fold(data, "");
+  // Share of each function's weight whose stack starts with "[unknown]".
+  auto marked_share = [](const std::string& text, const std::string& function) {
+    double marked = 0, all = 0;
+    for (auto& kv : parse_folded_normalised(text)) {
+      if ((kv.first + ";").find(";" + function + ";") == std::string::npos) continue;
+      all += kv.second;
+      if (kv.first.find(";[unknown];") == kv.first.find(';')) marked += kv.second;
+    }
+    return all > 0 ? marked / all : -1.0;
+  };
+  // The workload reproduces both of perf's outcomes...
+  EXPECT_GT(marked_share(expected, "with_marker"), 0.95) << expected;
+  EXPECT_GE(marked_share(expected, "without_marker"), 0.0) << expected;
+  EXPECT_LT(marked_share(expected, "without_marker"), 0.05) << expected;
+  // ...and the fold matches each.
+  EXPECT_GT(marked_share(folded, "with_marker"), 0.95) << folded;
+  EXPECT_GE(marked_share(folded, "without_marker"), 0.0) << folded;
+  EXPECT_LT(marked_share(folded, "without_marker"), 0.05) << folded;
+  Agreement a = folded_agreement(expected, folded);
+  EXPECT_GE(a.percent, 99.0) << a.worst;
+  // Both are cut short; the statistics say which kind.
+  EXPECT_NE(last_fold_err_.find("no marker, as in perf script"), std::string::npos) << last_fold_err_;
+  EXPECT_NE(last_fold_err_.find("keep a root-side [unknown]"), std::string::npos) << last_fold_err_;
+  // The second unwinding thread carries the outcome the same way.
+  EXPECT_EQ(fold(data, "--threads 2"), fold(data, "--threads 1"));
+#else
+  GTEST_SKIP() << "the workload's CFI shapes are x86-64 GCC's";
+#endif
+}
+
 // A frame-pointer chain through 60 unmapped return addresses: perf script
 // prints 60 "[unknown]" frames, the fold cuts the chain at the first and
 // shows one; everything else about the stack is the same.

@@ -75,6 +75,13 @@ TEST(RecordCli, SvgInOneGo) {
   EXPECT_NE(subtitle(svg).find("cpu-clock"), std::string::npos) << subtitle(svg);
   EXPECT_NE(subtitle(svg).find("command: sh -c"), std::string::npos) << subtitle(svg);
   EXPECT_EQ(subtitle(svg), subtitle(direct.out));
+  // The whole graph is the one `fgtool svg p.data` draws: category colours
+  // and their legend (not the hot palette of a plain folded file).
+  EXPECT_EQ(svg, direct.out);
+  auto hot = run_shell("cd " + shell_quote(dir) + " && " + fgtool_bin() + " fold p.data | " + fgtool_bin() + " svg");
+  EXPECT_NE(svg.find(" fg:c=\"other\""), std::string::npos) << svg.substr(0, 3000);  // a frame's category
+  EXPECT_NE(svg.find("<g fg:cat=\"other\">"), std::string::npos);                     // and its legend row
+  EXPECT_EQ(hot.out.find(" fg:c=\"other\""), std::string::npos);
   // The intermediate folded file (p.svg.folded.XXXXXX, a random name) is removed.
   EXPECT_EQ(run_shell("ls " + shell_quote(dir) + " | grep -c folded").out, "0\n");
 }
