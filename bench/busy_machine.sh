@@ -251,7 +251,12 @@ fi
 run_timed cold "$fg" fold "$data" -o "$dir/busy.folded"
 printf '  %-40s %7.2f s wall %7.2f s cpu %5d MB peak\n' "fgtool fold (cold)" "$cold_wall" "$cold_cpu" "$cold_rss"
 stacks=$(grep -vc '^#' "$dir/busy.folded" || true)
-echo "  folded stacks: $stacks"
+echo "  folded stacks: $stacks; the recording's CPU time by command (root frame):"
+# Other work on the machine is recorded too (on a shared machine it can
+# dominate: compare recordings by this mix, not only by size).
+awk '!/^#/ {n = $NF; split($1, f, ";"); w[f[1]] += n; t += n}
+     END {for (c in w) printf "%.1f %s\n", 100 * w[c] / t, c}' "$dir/busy.folded" |
+  sort -rn | head -10 | awk '{printf "    %5.1f%%  %s\n", $1, $2}'
 
 echo
 echo "warm, best of $runs (load average $(loadavg)):"
