@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154  # the *_wall, *_cpu and *_rss variables are set with printf -v
 # The heterogeneous fold benchmark (issue 16, item 2): records what a busy
 # 2-core machine runs, system-wide with frame pointers, and prints in one run
 # `fgtool fold` (default threads and --threads 1) against
@@ -38,8 +39,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=$root/build
 if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
-build=$(cd "$build" && pwd)
-fg=$build/bin/fgtool
 secs=240; data=""; keep=""; trainers=""; svgdir=$root/out; runs=3; drop_all=0; profile=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -53,16 +52,19 @@ while [ $# -gt 0 ]; do
     --drop-all) drop_all=1 ;;
     --profile) profile=1 ;;
     --profile-only) profile=2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "busy_machine.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
+[ -d "$build" ] || { echo "busy_machine.sh: no build directory $build" >&2; exit 2; }
+build=$(cd "$build" && pwd)
+fg=$build/bin/fgtool
 [ -x "$fg" ] || { echo "busy_machine.sh: no fgtool at $fg (build first: scripts/build.sh)" >&2; exit 2; }
 command -v perf >/dev/null || { echo "busy_machine.sh: perf is not installed" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "busy_machine.sh: needs GNU time (/usr/bin/time)" >&2; exit 2; }
 dir=${BENCH_DIR:-/tmp/fgtool-bench}; mkdir -p "$dir"
-export DEBUGINFOD_URLS= FGTOOL_NO_PROGRESS=1
+export DEBUGINFOD_URLS='' FGTOOL_NO_PROGRESS=1
 # 1, 5 and 15 min averages and the processes running at this moment.
 loadavg() { awk '{split($4, r, "/"); printf "%s %s %s (%d running now)", $1, $2, $3, r[1]}' /proc/loadavg; }
 echo "fgtool: $fg ($(git -C "$root" describe --always --dirty 2>/dev/null || echo '?'))"
@@ -157,8 +159,8 @@ run_timed() {
 # the best run is the least disturbed); VAR_rssmax is the largest peak of all.
 best() {
   local label=$1 var=$2 n=$3; shift 3
-  local i bw="" bc="" br="" rmax=0 all=""
-  for i in $(seq "$n"); do
+  local bw="" bc="" br="" rmax=0 all=""
+  for _ in $(seq "$n"); do
     run_timed one "$@"
     all="$all $one_wall"
     [ "$one_rss" -gt "$rmax" ] && rmax=$one_rss
