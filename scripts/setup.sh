@@ -5,14 +5,16 @@
 #   scripts/setup.sh --browser  also chromium + playwright-core (browser tests)
 #   scripts/setup.sh --fuzz     also clang 14 + its libFuzzer runtime (scripts/fuzz.sh)
 #   scripts/setup.sh --tests    also golang-go (tests check pprof output with `go tool pprof`)
+#   scripts/setup.sh --bench    also chromium + nodejs (the load of bench/busy_machine.sh)
 set -euo pipefail
-want_demo=0; want_browser=0; want_fuzz=0; want_tests=0
+want_demo=0; want_browser=0; want_fuzz=0; want_tests=0; want_bench=0
 for a in "$@"; do
   case "$a" in
     --demo) want_demo=1 ;;
     --browser) want_browser=1 ;;
     --fuzz) want_fuzz=1 ;;
     --tests) want_tests=1 ;;
+    --bench) want_bench=1 ;;
     *) echo "setup.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -28,6 +30,11 @@ pkgs=(g++ cmake ninja-build make pkg-config python3 git
 [ $want_fuzz = 1 ] && pkgs+=(clang-14 libclang-rt-14-dev)
 # Test-only: `go tool pprof` reads every pprof fgtool writes (tests/pprof).
 [ $want_tests = 1 ] && pkgs+=(golang-go)
+# bench/busy_machine.sh renders SVGs in headless Chromium and runs Node (JIT code) as load.
+if [ $want_bench = 1 ]; then
+  pkgs+=(chromium)
+  command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+fi
 if [ $want_browser = 1 ]; then
   pkgs+=(chromium)
   # Use the machine's Node.js/npm when present (Debian's npm conflicts with a newer node).
