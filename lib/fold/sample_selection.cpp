@@ -9,8 +9,7 @@ SampleSelection::SampleSelection(SampleSelectionOptions options, const ProcessTa
     : options_(std::move(options)), table_(table), tid_cache_(256) {}
 
 size_t SampleSelection::RootKeyHash::operator()(const RootKey& k) const {
-  return std::hash<const void*>()(k.comm) ^ (size_t(k.len) << 1) ^ (size_t(uint32_t(k.pid)) << 20) ^
-         size_t(uint32_t(k.tid));
+  return std::hash<std::string>()(k.comm) ^ (size_t(uint32_t(k.pid)) << 20) ^ size_t(uint32_t(k.tid));
 }
 
 SampleSelection::CachedThread& SampleSelection::thread(int32_t sample_pid, int32_t tid) {
@@ -50,7 +49,7 @@ bool SampleSelection::selected(int32_t pid, int32_t tid, uint64_t time_ns, std::
 ThreadRoot* SampleSelection::root(std::string_view comm, int32_t pid, int32_t tid) {
   const bool by_pid = options_.root_with_pid || options_.root_with_tid || options_.roots_per_thread;
   const bool by_tid = options_.root_with_tid || options_.roots_per_thread;
-  RootKey key{comm.data(), comm.size(), by_pid ? pid : 0, by_tid ? tid : 0};
+  RootKey key{std::string(comm), by_pid ? pid : 0, by_tid ? tid : 0};
   auto it = roots_.find(key);
   if (it != roots_.end()) return it->second;
   std::string name(comm);
@@ -63,7 +62,7 @@ ThreadRoot* SampleSelection::root(std::string_view comm, int32_t pid, int32_t ti
   if (options_.keep_root_comm) root->comm = std::string(comm);
   root->pid = pid;
   root->tid = tid;
-  roots_.emplace(key, root);
+  roots_.emplace(std::move(key), root);
   return root;
 }
 

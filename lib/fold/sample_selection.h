@@ -71,11 +71,13 @@ class SampleSelection {
   std::string_view comm_of(int32_t pid, int32_t tid);
 
  private:
+  // Keyed by the comm's text, not its address: a sched_switch sample's
+  // prev_comm lives in the record buffer, which the next record reuses.
+  // (Comms are at most 16 bytes: no allocation.)
   struct RootKey {
-    const char* comm;  // interned by the process table: equal names, equal pointers
-    size_t len;
+    std::string comm;
     int32_t pid, tid;
-    bool operator==(const RootKey& o) const { return comm == o.comm && len == o.len && pid == o.pid && tid == o.tid; }
+    bool operator==(const RootKey& o) const { return pid == o.pid && tid == o.tid && comm == o.comm; }
   };
   struct RootKeyHash {
     size_t operator()(const RootKey& k) const;

@@ -3,6 +3,9 @@
 // threads, and the per-tid cache's invalidation.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <string>
+
 #include "fold/sample_selection.h"
 
 namespace fg {
@@ -70,6 +73,22 @@ TEST(SampleSelection, PerThreadRootsKeepNamesButSplitThreads) {
   EXPECT_EQ(b->name, "prog");
   EXPECT_EQ(b->comm, "prog");
   EXPECT_EQ(b->tid, 11);
+}
+
+// A sched_switch sample's prev_comm points into the record buffer, which the
+// next record overwrites: the same address with other text is another root.
+TEST(SampleSelection, RootsAreKeyedByTheCommTextNotItsAddress) {
+  ProcessTable table;
+  SampleSelection sel(SampleSelectionOptions{}, table);
+  char buffer[16] = "loader";
+  ThreadRoot* first = sel.root(std::string_view(buffer, 6), 1, 1);
+  std::memcpy(buffer, "python", 6);
+  ThreadRoot* second = sel.root(std::string_view(buffer, 6), 1, 1);
+  EXPECT_NE(first, second);
+  EXPECT_EQ(first->name, "loader");
+  EXPECT_EQ(second->name, "python");
+  std::string copy = "loader";
+  EXPECT_EQ(sel.root(copy, 1, 1), first);
 }
 
 TEST(SampleSelection, UnnamedThreadsAreColonTid) {
