@@ -301,14 +301,16 @@ TEST_F(FoldLive, OffCpuTimeMatchesKnownBlocking) {
   std::string data = record("offcpu_dwarf", "-e sched:sched_switch --switch-events --call-graph dwarf,16384", kSleeper);
   expect_agreement(data, "--off-cpu", "--off-cpu", 98.0, 2.0);
   std::string folded = fold(data, "--off-cpu");
-  // 25 x 10 ms and 20 x 20 ms of nanosleep, in microseconds: never less than
-  // 5% under; over by up to 30%, since on a loaded machine each wake-up
-  // waits for a CPU before the switch-in that ends the block.
+  // 25 x 10 ms and 20 x 20 ms of nanosleep, in microseconds. The agreement
+  // above holds the totals to perf's within 2%; the known sleeps bound them
+  // loosely, since a loaded machine delays each wake-up's switch-in (several
+  // times the nap at load 20 here) and perf can leave out a sched_switch
+  // sample (3 of 20 in one recording here, perf script missing them too).
   double batch = weight_of(folded, "wait_for_batch"), disk = weight_of(folded, "wait_for_disk");
-  EXPECT_GE(batch, 250000 * 0.95) << folded;
-  EXPECT_LE(batch, 250000 * 1.30) << folded;
-  EXPECT_GE(disk, 400000 * 0.95) << folded;
-  EXPECT_LE(disk, 400000 * 1.30) << folded;
+  EXPECT_GE(batch, 250000 * 0.5) << folded;
+  EXPECT_LE(batch, 250000 * 4.0) << folded;
+  EXPECT_GE(disk, 400000 * 0.5) << folded;
+  EXPECT_LE(disk, 400000 * 4.0) << folded;
   // --state D keeps nothing of these interruptible sleeps.
   std::string d_only = fold(data, "--off-cpu --state D");
   EXPECT_LT(weight_of(d_only, "wait_for_batch"), 1000);
@@ -320,8 +322,9 @@ TEST_F(FoldLive, OffCpuWithoutSwitchEventsFallsBackAndSaysSo) {
   std::string data = record("sched_only", "-e sched:sched_switch --call-graph dwarf,16384", kSleeper);
   std::string folded = fold(data, "--off-cpu");
   EXPECT_NE(last_fold_err_.find("upper bounds"), std::string::npos) << last_fold_err_;
-  // Upper bounds: never less than the known sleep.
-  EXPECT_GE(weight_of(folded, "wait_for_batch"), 250000 * 0.95) << folded;
+  // Upper bounds: never less than the known sleep, but for the sched_switch
+  // samples perf sometimes leaves out (see OffCpuTimeMatchesKnownBlocking).
+  EXPECT_GE(weight_of(folded, "wait_for_batch"), 250000 * 0.5) << folded;
 }
 
 TEST_F(FoldLive, MixedRecordingFoldsOnAndOffCpuAlike) {
@@ -332,26 +335,31 @@ TEST_F(FoldLive, MixedRecordingFoldsOnAndOffCpuAlike) {
 
 TEST_F(FoldLive, WallClockMergesOnAndOffCpuInMicroseconds) {
   // 16 KB stacks at 999 Hz are 16 MB/s: a larger buffer (-m) keeps perf from
-  // losing switch records when the machine is loaded (CI runs two sanitizer
-  // test processes on two cores).
+  // losing records when the machine is loaded (CI runs two sanitizer test
+  // processes on two cores).
   std::string data = record("wall",
                             "-m 8M -e cpu-clock -F 999 -e sched:sched_switch --switch-events --call-graph dwarf,16384",
                             kCalls + " 20 naps");
   std::string wall = fold(data, "--wall --stats");
   const std::string err = last_fold_err_;
-  // A lost switch-out or switch-in drops that block (its length is unknown):
-  // the known total is then only a bound for what was recorded.
-  const bool lost = err.find("perf lost") != std::string::npos || err.find("switch-in was not recorded") != std::string::npos ||
-                    err.find("out of time order") != std::string::npos;
   EXPECT_NE(wall.find("[off-cpu: S]"), std::string::npos) << wall.substr(0, 2000);
-  // 20 naps of 5 ms, off-CPU in state S: at least 100 ms in all. Most of it
-  // under model::nap (a few DWARF unwinds stop short of it: memory outside the copy).
   double on = 0, off = 0, sleeping = 0;
   for (auto& kv : parse_folded_normalised(wall)) {
     (kv.first.find("[off-cpu") != std::string::npos ? off : on) += kv.second;
     if (kv.first.find("[off-cpu: S]") != std::string::npos) sleeping += kv.second;
   }
-  if (!lost) EXPECT_GE(sleeping, 100000 * 0.95) << err << wall.substr(0, 3000);
+  // 20 naps of 5 ms: 100 ms asleep, in microseconds. What perf recorded of
+  // them is the reference: perf can leave out a nap's sched_switch sample
+  // with nothing in the file saying so (17 of 20 in one recording here,
+  // where perf script saw the same 17), and on a loaded machine each wake-up
+  // waits for a CPU. So the off-CPU total must equal perf script's pairing
+  // of the same records (collapse --off-cpu, all states) within 2%, and the
+  // known sleep bounds the S part only loosely.
+  double perf_off = 0;
+  for (auto& kv : parse_folded_normalised(oracle(data, "--off-cpu"))) perf_off += kv.second;
+  EXPECT_NEAR(off, perf_off, perf_off * 0.02 + 100) << err << wall.substr(0, 3000);
+  EXPECT_GE(sleeping, 100000 * 0.5) << err << wall.substr(0, 3000);
+  // Most of it under model::nap (a few DWARF unwinds stop short of it: memory outside the copy).
   EXPECT_GE(weight_of(wall, "model::nap"), 100000 * 0.5) << err << wall.substr(0, 3000);
   EXPECT_GT(on, 0);
   EXPECT_GT(off, 0);
