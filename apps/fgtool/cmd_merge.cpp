@@ -2,7 +2,7 @@
 // typically one per host or rank) into one folded or pprof output, optionally
 // marking each input with a label or a root frame. Inputs are read one after
 // another into one prefix tree, so memory follows the merged tree, not the
-// inputs. This file also registers the pprof loader, so every command reads pprof.
+// inputs.
 #include <unistd.h>
 
 #include <iostream>
@@ -22,11 +22,6 @@
 
 namespace fg::cli {
 namespace {
-
-const bool pprof_loader_registered = [] {
-  register_pprof_loader();
-  return true;
-}();
 
 // "node7.cpu.folded.gz" -> "node7": the name before the first '.'.
 std::string file_stem(const std::string& path) {

@@ -134,28 +134,30 @@ FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const std
   return out;
 }
 
-void register_trace_loaders() {
-  static bool done = false;
-  if (done) return;
-  done = true;
-  auto loader = [](TraceInputKind kind) {
-    return [kind](const std::string& path, FoldedProfile& into, const ProfileLoadOptions& lo) {
-      TraceFoldOptions o;
-      o.lenient = lo.lenient;
-      fold_one(path, kind, o, into, nullptr, [&](const std::string& w) {
-        if (lo.warn) lo.warn(w);
-        else std::fprintf(stderr, "fgtool: %s: %s\n", terminal_safe(path).c_str(), terminal_safe(w).c_str());
-      });
-    };
+namespace {
+ProfileLoader::Load trace_loader(TraceInputKind kind) {
+  return [kind](const std::string& path, FoldedProfile& into, const ProfileLoadOptions& lo) {
+    TraceFoldOptions o;
+    o.lenient = lo.lenient;
+    fold_one(path, kind, o, into, nullptr, [&](const std::string& w) {
+      if (lo.warn) lo.warn(w);
+      else std::fprintf(stderr, "fgtool: %s: %s\n", terminal_safe(path).c_str(), terminal_safe(w).c_str());
+    });
   };
-  register_profile_loader(ProfileLoader{"Chrome trace JSON",
-                                        [](std::string_view h) {
-                                          return detect_trace_input_head(h) == TraceInputKind::ChromeTrace;
-                                        },
-                                        loader(TraceInputKind::ChromeTrace)});
+}
+}  // namespace
+
+void register_chrome_trace_loader() {
+  register_profile_loader(ProfileLoader{
+      "Chrome trace JSON",
+      [](std::string_view h) { return detect_trace_input_head(h) == TraceInputKind::ChromeTrace; },
+      trace_loader(TraceInputKind::ChromeTrace)});
+}
+
+void register_onednn_verbose_loader() {
   register_profile_loader(ProfileLoader{"oneDNN verbose log",
                                         [](std::string_view h) { return looks_like_onednn_verbose(h); },
-                                        loader(TraceInputKind::OnednnVerbose)});
+                                        trace_loader(TraceInputKind::OnednnVerbose)});
 }
 
 }  // namespace fg
