@@ -76,17 +76,6 @@ void fold_one(const std::string& path, TraceInputKind kind, const TraceFoldOptio
   }
 }
 
-// Adds every stack of `p` to `into` below a frame `label`.
-void merge_under(FoldedProfile& into, const FoldedProfile& p, const std::string& label) {
-  std::vector<FrameId> frames;
-  FrameId top = into.intern(label);
-  p.for_each_stack([&](const std::vector<FrameId>& f, double w) {
-    frames.assign(1, top);
-    for (FrameId id : f) frames.push_back(into.intern(p.frame_name(id)));
-    into.add(frames, w);
-  });
-}
-
 }  // namespace
 
 FoldedProfile fold_trace_input(const std::string& path, TraceInputKind kind, const TraceFoldOptions& options,
@@ -128,7 +117,7 @@ FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const std
         label += " (" + (slash == std::string::npos ? path : path.substr(slash + 1)) + ")";
       }
     }
-    merge_under(out, p, label);
+    out.merge(p, label);
     out.units = p.units;
   }
   return out;
