@@ -31,12 +31,19 @@ std::vector<NodeId> parent_first_order(const FoldedProfile& p) {
 
 ProfileCategories::ProfileCategories(const FoldedProfile& profile, const CategoryMatcher& matcher)
     : profile_(&profile), matcher_(&matcher) {
-  // 1. Each distinct frame once. Matching is every glob of every rule per
-  // frame: with thousands of frames (a system-wide perf.data) it is the
-  // largest part of categorising, so two threads share it.
+  match_frames();
+  resolve_nodes();
+}
+
+// Each distinct frame once. Matching is every glob of every rule per frame:
+// with thousands of frames (a system-wide perf.data) it is the largest part
+// of categorising, so two threads share it.
+void ProfileCategories::match_frames() {
+  const FoldedProfile& profile = *profile_;
+  const CategoryMatcher& matcher = *matcher_;
   size_t nf = profile.frame_count();
   for (int k = 0; k < kCategoryKinds; ++k) frames_[k].resize(nf);
-  auto match_frames = [&](size_t from, size_t to) {
+  auto match_range = [&](size_t from, size_t to) {
     for (int k = 0; k < kCategoryKinds; ++k)
       for (FrameId f = FrameId(from); f < to; ++f)
         frames_[k][f] = matcher.match(CategoryKind(k), profile.frame_name(f), profile.frame_object(f));
@@ -45,13 +52,13 @@ ProfileCategories::ProfileCategories(const FoldedProfile& profile, const Categor
     std::exception_ptr error;
     std::thread half([&] {  // const reads only; disjoint writes
       try {
-        match_frames(nf / 2, nf);
+        match_range(nf / 2, nf);
       } catch (...) {
         error = std::current_exception();
       }
     });
     try {
-      match_frames(0, nf / 2);
+      match_range(0, nf / 2);
     } catch (...) {
       half.join();
       throw;
@@ -59,9 +66,15 @@ ProfileCategories::ProfileCategories(const FoldedProfile& profile, const Categor
     half.join();
     if (error) std::rethrow_exception(error);
   } else {
-    match_frames(0, nf);
+    match_range(0, nf);
   }
-  // 2. One parent-first pass over the tree.
+}
+
+// One parent-first pass over the tree: each node's resource (leaf-most match,
+// lifted through absorbing callers) and phase (outer-most match).
+void ProfileCategories::resolve_nodes() {
+  const FoldedProfile& profile = *profile_;
+  const CategoryMatcher& matcher = *matcher_;
   const int R = int(CategoryKind::resource), P = int(CategoryKind::phase);
   size_t nn = profile.node_count();
   nodes_.assign(nn, NodeInfo{});
