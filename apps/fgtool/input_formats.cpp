@@ -20,10 +20,11 @@ void register_input_formats() {
     //  1. perf.data (file and pipe mode): the 8-byte magic "PERFILE2".
     //  2. pprof: a protobuf Profile prefix that decodes field by field
     //     (inflated first when gzip); binary, so no text format matches it.
-    //  3. oneDNN verbose log: a line starting with a fixed marker
-    //     ("onednn_verbose,", "dnnl_verbose,", "mkldnn_verbose,").
+    //  3. oneDNN verbose log (plain or gzip): a line starting with a fixed
+    //     marker ("onednn_verbose,", "dnnl_verbose,", "mkldnn_verbose,").
     //  4. Chrome / Kineto trace JSON (plain or gzip): '{' or '[' first and a
-    //     "traceEvents", "ph" or Kineto header key in the head.
+    //     "traceEvents", "ph" or Kineto header key in the head. 3 and 4 come
+    //     from one test (detect_trace_input_head) and never both match.
     //  5. perf script text: a sample header line ("comm pid time: event:");
     //     the loosest test, it runs after the others and refuses folded lines.
     register_perf_data_loader();       // lib/fold

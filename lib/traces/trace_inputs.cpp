@@ -144,9 +144,12 @@ void register_chrome_trace_loader() {
 }
 
 void register_onednn_verbose_loader() {
-  register_profile_loader(ProfileLoader{"oneDNN verbose log",
-                                        [](std::string_view h) { return looks_like_onednn_verbose(h); },
-                                        trace_loader(TraceInputKind::OnednnVerbose)});
+  // Through detect_trace_input_head, as `fgtool fold` decides: gzip'ed logs
+  // are recognised too, and a head is never both a Chrome trace and a log.
+  register_profile_loader(ProfileLoader{
+      "oneDNN verbose log",
+      [](std::string_view h) { return detect_trace_input_head(h) == TraceInputKind::OnednnVerbose; },
+      trace_loader(TraceInputKind::OnednnVerbose)});
 }
 
 }  // namespace fg

@@ -45,7 +45,7 @@ FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const std
                                 const TraceFoldOptions& options,
                                 const std::function<void(const std::string& path, const std::string& warning)>& warn);
 
-// The Chrome trace (plain or gzip) and oneDNN verbose log loaders, for
+// The Chrome trace and oneDNN verbose log loaders (plain or gzip), for
 // fg::register_profile_loader's list (apps/fgtool/input_formats.cpp orders them).
 void register_chrome_trace_loader();
 void register_onednn_verbose_loader();

@@ -89,14 +89,22 @@ TEST_F(InputFormats, EachFormatIsDetectedByContentWhateverItsName) {
   }
 }
 
-TEST_F(InputFormats, GzipFoldedTextIsNotClaimedByALoader) {
+// Gzip'ed text formats are told apart by their inflated start, whatever
+// the file is called: folded text (no loader), oneDNN logs, Chrome traces.
+TEST_F(InputFormats, GzipTextIsDetectedByItsInflatedContent) {
   std::string dir = test::temp_dir();
-  std::string gz = dir + "/small.pb.gz";  // named like pprof, but gzip'ed folded text
-  auto r = test::run_shell("gzip -c " + test::shell_quote(testdata("folded/small.folded")) + " > " +
-                           test::shell_quote(gz));
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(find_profile_loader(read_file_head(gz)), nullptr);
-  EXPECT_EQ(test::folded_text(load_quietly(gz)), test::folded_text(load_quietly(testdata("folded/small.folded"))));
+  const std::vector<Fixture> plain = {{"folded/small.folded", ""},
+                                      {"traces/onednn_v3.log", "oneDNN verbose log"},
+                                      {"traces/nested.json", "Chrome trace JSON"}};
+  for (const Fixture& f : plain) {
+    SCOPED_TRACE(f.path);
+    std::string gz = dir + "/input.pb.gz";  // named like pprof
+    auto r = test::run_shell("gzip -c " + test::shell_quote(testdata(f.path)) + " > " + test::shell_quote(gz));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const ProfileLoader* l = find_profile_loader(read_file_head(gz));
+    EXPECT_EQ(l ? l->name : "", f.format);
+    EXPECT_EQ(test::folded_text(load_quietly(gz)), test::folded_text(load_quietly(testdata(f.path))));
+  }
 }
 
 // Where two predicates accept the same bytes, the earlier format wins: a
