@@ -8,8 +8,10 @@
 #      tests (the fold's reading, folding, symbolising and unwinding threads;
 #      docs/architecture.md has who owns what) and a ctest run of them: any
 #      race report makes fgtool exit 66 and its test fail;
-#   3. the libFuzzer targets, FUZZ_SECONDS (60) each.
-# Each step's time is printed; CI_EXTRA_SKIP="asan tsan fuzz" skips steps.
+#   3. the libFuzzer targets, FUZZ_SECONDS (60) each;
+#   4. no function in lib/ over 80 lines without a "Long function:" reason
+#      above it (scripts/long_functions.py, a second).
+# Each step's time is printed; CI_EXTRA_SKIP="asan tsan fuzz length" skips steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
@@ -33,6 +35,12 @@ asan_targets=(fgtool folded_tests collapse_test perf_reader_test fold_tests cate
 # works under ASan, the live `perf record` tests and the signal-timing test
 # included (measured: 259 tests in 71 s with -j2), so nothing else is left out.
 asan_exclude='_NOT_BUILT|^browser_'
+
+if [[ $skip != *" length "* ]]; then
+  # The folders being split now (issue 16) are left out until their splits land.
+  python3 scripts/long_functions.py --skip lib/fold --skip lib/perf --skip lib/pprof --skip lib/unwind \
+    --skip lib/symbols/symbol_cache.cpp lib
+fi
 
 if [[ $skip != *" asan "* ]]; then
   s=$(date +%s)

@@ -10,7 +10,6 @@
 #include "diagnostics/progress.h"
 #include "diagnostics/terminal_text.h"
 #include "folded/folded_writer.h"
-#include "folded/profile_loader.h"
 
 namespace {
 
@@ -101,31 +100,6 @@ int run_collapse(const std::vector<std::string>& args) {
   }
   return 0;
 }
-
-// `fgtool svg perf.txt` and friends read perf script text too.
-const bool loader_registered = [] {
-  fg::register_profile_loader(fg::ProfileLoader{
-      "perf script text", [](std::string_view head) { return fg::looks_like_perf_script(head); },
-      [](const std::string& path, fg::FoldedProfile& into, const fg::ProfileLoadOptions& o) {
-        fg::CollapseOptions opt;
-        opt.lenient = o.lenient;
-        fg::CollapseStats st;
-        fg::FoldedProfile p = fg::collapse_perf_script(path, opt, &st);
-        auto warn = [&](const std::string& w) {
-          if (o.warn) o.warn(w);
-          else std::cerr << "fgtool: " << fg::terminal_safe(path) << ": " << fg::terminal_safe(w) << "\n";
-        };
-        if (st.truncated_stacks)
-          warn(std::to_string(st.truncated_stacks) + " samples deeper than " + std::to_string(fg::kMaxStackDepth) +
-               " frames cut to their leaf-most " + std::to_string(fg::kMaxStackDepth));
-        if (st.truncated_names)
-          warn(std::to_string(st.truncated_names) + " frame names longer than " +
-               std::to_string(fg::kMaxFrameNameBytes) + " bytes truncated");
-        into.merge(p);
-        into.units = p.units;
-      }});
-  return true;
-}();
 
 fg::cli::Registration reg{fg::cli::CommandInfo{
     "collapse", "fold 'perf script' text into folded stacks (on- or off-CPU)",

@@ -1,7 +1,6 @@
 // `fgtool export`: any input fgtool reads (folded text, perf.data, perf script
 // text, Chrome trace JSON, oneDNN verbose logs) -> speedscope JSON,
 // d3-flame-graph JSON or a perf-report-style text tree (lib/traces/exporters.h).
-// This file also registers the trace loaders, so every command reads traces.
 #include <iostream>
 
 #include "command.h"
@@ -15,12 +14,6 @@
 namespace {
 
 namespace po = boost::program_options;
-
-// `fgtool svg trace.json`, `fgtool report log.txt`, ... read traces too.
-const bool trace_loaders_registered = [] {
-  fg::register_trace_loaders();
-  return true;
-}();
 
 int run_export(const std::vector<std::string>& args) {
   // profile.proto output has options of its own (fold options, --label): pprof_cli.cpp.

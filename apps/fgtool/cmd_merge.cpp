@@ -2,7 +2,7 @@
 // typically one per host or rank) into one folded or pprof output, optionally
 // marking each input with a label or a root frame. Inputs are read one after
 // another into one prefix tree, so memory follows the merged tree, not the
-// inputs. This file also registers the pprof loader, so every command reads pprof.
+// inputs.
 #include <unistd.h>
 
 #include <iostream>
@@ -23,11 +23,6 @@
 namespace fg::cli {
 namespace {
 
-const bool pprof_loader_registered = [] {
-  register_pprof_loader();
-  return true;
-}();
-
 // "node7.cpu.folded.gz" -> "node7": the name before the first '.'.
 std::string file_stem(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -37,23 +32,6 @@ std::string file_stem(const std::string& path) {
 }
 
 bool exists(const std::string& path) { return !read_file_head(path).empty() || ::access(path.c_str(), R_OK) == 0; }
-
-// src's stacks added to dst below one more root frame.
-void merge_under(FoldedProfile& dst, const FoldedProfile& src, const std::string& root) {
-  NodeId base = dst.child(0, dst.intern(root));
-  std::vector<FrameId> frames(src.frame_count());
-  for (FrameId f = 0; f < src.frame_count(); ++f) {
-    frames[f] = dst.intern(src.frame_name(f));
-    if (!src.frame_object(f).empty() && dst.frame_object(frames[f]).empty()) dst.set_frame_object(frames[f], src.frame_object(f));
-  }
-  std::vector<NodeId> nodes(src.node_count());
-  nodes[0] = base;
-  for (NodeId i = 1; i < src.node_count(); ++i) {
-    const FoldedProfile::Node& n = src.node(i);
-    nodes[i] = dst.child(nodes[n.parent], frames[n.frame]);
-    if (n.self != 0) dst.add_self(nodes[i], n.self);
-  }
-}
 
 bool is_pprof_name(const std::string& path) {
   auto ends = [&](const char* s) {
@@ -141,7 +119,7 @@ int run_merge(const std::vector<std::string>& args) {
   AtomicOutput out(output);
   if (!pprof) {
     if (grouped) {
-      for (const auto& v : order) merge_under(merged, groups.at(v), root_name(v));
+      for (const auto& v : order) merged.merge(groups.at(v), root_name(v));
       merged.units = units;
     }
     write_folded(merged, out);
@@ -158,7 +136,7 @@ int run_merge(const std::vector<std::string>& args) {
         const FoldedProfile* p = &groups.at(v);
         if (root) {
           rooted.emplace_back();
-          merge_under(rooted.back(), *p, root_name(v));
+          rooted.back().merge(*p, root_name(v));
           rooted.back().units = p->units;
           p = &rooted.back();
         }

@@ -5,7 +5,7 @@
 
 #include "command.h"
 #include "diagnostics/terminal_text.h"
-#include "fold/fold_perf_data.h"
+#include "input_formats.h"
 
 namespace {
 
@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
     std::cout << "fgtool " FGTOOL_VERSION "\n";
     return fg::cli::flush_stdout(nullptr) ? 0 : 2;
   }
-  // perf.data is an input of every command that reads profiles (svg, diff, report...).
-  fg::register_perf_data_loader();
+  // Every input format, for every command that reads profiles (svg, diff, report...).
+  fg::cli::register_input_formats();
   std::string name = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   if (name == "help") {

@@ -40,6 +40,44 @@ std::vector<CategoryShare> make_shares(const std::vector<Category>& cats) {
   return out;
 }
 
+// Leaf frames named by their object only: "[libgomp.so.1.0.0]", not
+// "[unknown]" (no object at all) nor "[off-cpu: S]" markers; heaviest first.
+std::vector<UnresolvedObject> unresolved_objects(const FoldedProfile& p) {
+  std::vector<UnresolvedObject> out;
+  std::unordered_map<FrameId, double> by_object;
+  for (NodeId id = 1; id < p.node_count(); ++id) {
+    const FoldedProfile::Node& node = p.node(id);
+    if (node.self == 0 || node.parent == 0) continue;
+    std::string_view name = p.frame_name(node.frame);
+    if (name.size() < 3 || name.front() != '[' || name.back() != ']' || name == "[unknown]" ||
+        name.rfind("[off-cpu", 0) == 0)
+      continue;
+    by_object[node.frame] += node.self;
+  }
+  for (const auto& [f, w] : by_object) out.push_back(UnresolvedObject{std::string(p.frame_name(f)), w});
+  std::sort(out.begin(), out.end(), [](const UnresolvedObject& a, const UnresolvedObject& b) {
+    return a.weight != b.weight ? a.weight > b.weight : a.frame < b.frame;
+  });
+  return out;
+}
+
+// Each category's heaviest deciding frames, from weights keyed by
+// (category << 32 | frame).
+void top_functions(const FoldedProfile& p, const std::unordered_map<uint64_t, double>& top, size_t top_n,
+                   std::vector<CategoryShare>& shares) {
+  std::vector<std::vector<CategoryFunction>> lists(shares.size());
+  for (const auto& [key, w] : top)
+    lists[key >> 32].push_back(CategoryFunction{std::string(p.frame_name(FrameId(key & 0xffffffffu))), w});
+  for (size_t c = 0; c < shares.size(); ++c) {
+    auto& l = lists[c];
+    std::sort(l.begin(), l.end(), [](const CategoryFunction& a, const CategoryFunction& b) {
+      return a.weight != b.weight ? a.weight > b.weight : a.name < b.name;
+    });
+    if (l.size() > top_n) l.resize(top_n);
+    shares[c].top = std::move(l);
+  }
+}
+
 }  // namespace
 
 CategoryReport build_category_report(const ProfileCategories& pc, size_t top_n, std::string source) {
@@ -106,38 +144,9 @@ CategoryReport build_category_report(const ProfileCategories& pc, size_t top_n, 
     }
   }
   r.cut_short = find_stack_gaps(p).cut_short;
-  {
-    // Leaf frames named by their object only: "[libgomp.so.1.0.0]", not
-    // "[unknown]" (no object at all) nor "[off-cpu: S]" markers.
-    std::unordered_map<FrameId, double> by_object;
-    for (NodeId id = 1; id < nn; ++id) {
-      const FoldedProfile::Node& node = p.node(id);
-      if (node.self == 0 || node.parent == 0) continue;
-      std::string_view name = p.frame_name(node.frame);
-      if (name.size() < 3 || name.front() != '[' || name.back() != ']' || name == "[unknown]" ||
-          name.rfind("[off-cpu", 0) == 0)
-        continue;
-      by_object[node.frame] += node.self;
-    }
-    for (const auto& [f, w] : by_object) r.unresolved.push_back(UnresolvedObject{std::string(p.frame_name(f)), w});
-    std::sort(r.unresolved.begin(), r.unresolved.end(), [](const UnresolvedObject& a, const UnresolvedObject& b) {
-      return a.weight != b.weight ? a.weight > b.weight : a.frame < b.frame;
-    });
-  }
-  for (int k = 0; k < kCategoryKinds; ++k) {
-    auto& shares = k == R ? r.resource : r.phase;
-    std::vector<std::vector<CategoryFunction>> lists(shares.size());
-    for (const auto& [key, w] : top[k])
-      lists[key >> 32].push_back(CategoryFunction{std::string(p.frame_name(FrameId(key & 0xffffffffu))), w});
-    for (size_t c = 0; c < shares.size(); ++c) {
-      auto& l = lists[c];
-      std::sort(l.begin(), l.end(), [](const CategoryFunction& a, const CategoryFunction& b) {
-        return a.weight != b.weight ? a.weight > b.weight : a.name < b.name;
-      });
-      if (l.size() > top_n) l.resize(top_n);
-      shares[c].top = std::move(l);
-    }
-  }
+  r.unresolved = unresolved_objects(p);
+  top_functions(p, top[R], top_n, r.resource);
+  top_functions(p, top[P], top_n, r.phase);
   return r;
 }
 

@@ -76,6 +76,69 @@ CategoryRules CategoryRules::load_file(const std::string& path) {
   return parse(text, path);
 }
 
+namespace {
+
+// Rule i of the "rules" array, checked; `names` holds the names seen before it.
+CategoryRule parse_rule(const json& r, size_t i, const std::string& source, std::set<std::string>& names) {
+  std::string where = source + ": " + rule_label(i, "");
+  if (!r.is_object()) throw InputError(where + ": a rule must be a JSON object");
+  CategoryRule rule;
+  rule.source = source;
+  auto str = [&](const char* key, bool required) -> std::string {
+    auto it = r.find(key);
+    if (it == r.end()) {
+      if (required) throw InputError(where + ": missing \"" + key + "\"");
+      return {};
+    }
+    if (!it->is_string()) throw InputError(where + ": \"" + key + "\" must be a string");
+    return it->get<std::string>();
+  };
+  rule.name = str("name", true);
+  if (rule.name.empty()) throw InputError(where + ": \"name\" is empty");
+  where = source + ": " + rule_label(i, rule.name);
+  for (auto it = r.begin(); it != r.end(); ++it) {
+    static const std::set<std::string> known{"name", "category", "kind", "color", "description", "symbols",
+                                             "objects", "absorbs", "absorbs_into", "fallback", "comment"};
+    if (!known.count(it.key())) throw InputError(where + ": unknown key \"" + it.key() + "\"");
+  }
+  if (!names.insert(rule.name).second) throw InputError(where + ": duplicate rule name");
+  rule.category = str("category", false);
+  if (rule.category.empty()) rule.category = rule.name;
+  std::string kind = str("kind", true);
+  if (kind == "resource") rule.kind = CategoryKind::resource;
+  else if (kind == "phase") rule.kind = CategoryKind::phase;
+  else throw InputError(where + ": \"kind\" must be \"resource\" or \"phase\", not \"" + kind + "\"");
+  rule.color = str("color", true);
+  if (!valid_color(rule.color)) throw InputError(where + ": \"color\" must look like \"#1f77b4\", not \"" + rule.color + "\"");
+  rule.description = str("description", false);
+  rule.symbols = string_list(r, "symbols", where);
+  rule.objects = string_list(r, "objects", where);
+  rule.absorbs = string_list(r, "absorbs", where);
+  rule.absorbs_into = str("absorbs_into", false);
+  if (!rule.absorbs_into.empty() && rule.absorbs.empty())
+    throw InputError(where + ": \"absorbs_into\" needs \"absorbs\"");
+  if (rule.symbols.empty() && rule.objects.empty())
+    throw InputError(where + ": needs at least one pattern in \"symbols\" or \"objects\"");
+  for (const auto* list : {&rule.symbols, &rule.objects}) {
+    for (const auto& p : *list) {
+      try {
+        GlobPattern g(p);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(where + ": bad pattern \"" + p + "\": " + e.what());
+      }
+    }
+  }
+  if (!rule.absorbs.empty() && rule.kind != CategoryKind::resource)
+    throw InputError(where + ": \"absorbs\" is only for resource rules");
+  if (auto f = r.find("fallback"); f != r.end()) {
+    if (!f->is_boolean()) throw InputError(where + ": \"fallback\" must be true or false");
+    rule.fallback = f->get<bool>();
+  }
+  return rule;
+}
+
+}  // namespace
+
 CategoryRules CategoryRules::parse(std::string_view text, const std::string& source) {
   json doc;
   try {
@@ -102,62 +165,7 @@ CategoryRules CategoryRules::parse(std::string_view text, const std::string& sou
   if (rules == doc.end() || !rules->is_array()) throw InputError(source + ": missing \"rules\" array");
   std::set<std::string> names;
   for (size_t i = 0; i < rules->size(); ++i) {
-    const json& r = (*rules)[i];
-    std::string where = source + ": " + rule_label(i, "");
-    if (!r.is_object()) throw InputError(where + ": a rule must be a JSON object");
-    CategoryRule rule;
-    rule.source = source;
-    auto str = [&](const char* key, bool required) -> std::string {
-      auto it = r.find(key);
-      if (it == r.end()) {
-        if (required) throw InputError(where + ": missing \"" + key + "\"");
-        return {};
-      }
-      if (!it->is_string()) throw InputError(where + ": \"" + key + "\" must be a string");
-      return it->get<std::string>();
-    };
-    rule.name = str("name", true);
-    if (rule.name.empty()) throw InputError(where + ": \"name\" is empty");
-    where = source + ": " + rule_label(i, rule.name);
-    for (auto it = r.begin(); it != r.end(); ++it) {
-      static const std::set<std::string> known{"name", "category", "kind", "color", "description", "symbols",
-                                               "objects", "absorbs", "absorbs_into", "fallback", "comment"};
-      if (!known.count(it.key())) throw InputError(where + ": unknown key \"" + it.key() + "\"");
-    }
-    if (!names.insert(rule.name).second) throw InputError(where + ": duplicate rule name");
-    rule.category = str("category", false);
-    if (rule.category.empty()) rule.category = rule.name;
-    std::string kind = str("kind", true);
-    if (kind == "resource") rule.kind = CategoryKind::resource;
-    else if (kind == "phase") rule.kind = CategoryKind::phase;
-    else throw InputError(where + ": \"kind\" must be \"resource\" or \"phase\", not \"" + kind + "\"");
-    rule.color = str("color", true);
-    if (!valid_color(rule.color)) throw InputError(where + ": \"color\" must look like \"#1f77b4\", not \"" + rule.color + "\"");
-    rule.description = str("description", false);
-    rule.symbols = string_list(r, "symbols", where);
-    rule.objects = string_list(r, "objects", where);
-    rule.absorbs = string_list(r, "absorbs", where);
-    rule.absorbs_into = str("absorbs_into", false);
-    if (!rule.absorbs_into.empty() && rule.absorbs.empty())
-      throw InputError(where + ": \"absorbs_into\" needs \"absorbs\"");
-    if (rule.symbols.empty() && rule.objects.empty())
-      throw InputError(where + ": needs at least one pattern in \"symbols\" or \"objects\"");
-    for (const auto* list : {&rule.symbols, &rule.objects}) {
-      for (const auto& p : *list) {
-        try {
-          GlobPattern g(p);
-        } catch (const std::invalid_argument& e) {
-          throw InputError(where + ": bad pattern \"" + p + "\": " + e.what());
-        }
-      }
-    }
-    if (!rule.absorbs.empty() && rule.kind != CategoryKind::resource)
-      throw InputError(where + ": \"absorbs\" is only for resource rules");
-    if (auto f = r.find("fallback"); f != r.end()) {
-      if (!f->is_boolean()) throw InputError(where + ": \"fallback\" must be true or false");
-      rule.fallback = f->get<bool>();
-    }
-    out.rules_.push_back(std::move(rule));
+    out.rules_.push_back(parse_rule((*rules)[i], i, source, names));
   }
   return out;
 }

@@ -27,16 +27,58 @@ std::vector<NodeId> parent_first_order(const FoldedProfile& p) {
   return order;
 }
 
+// Scratch per node of ProfileCategories::resolve_nodes: leaf-most matched
+// node (non-fallback / fallback), outer-most matched node for phases,
+// nearest absorbing node, and the resolved (category, decider) of a sample
+// whose leaf-most match is here.
+struct Scratch {
+  NodeId leaf_nf = 0, leaf_fb = 0, top_nf = 0, top_fb = 0, absorber = 0;
+  CategoryId resolved = kNoCategory;
+  NodeId resolved_by = 0;
+};
+
+// A resource match `cat` at node `id`, lifted through absorbing callers
+// (the nearest, `a` first): sets me.resolved and me.resolved_by.
+void lift_through_absorbers(const FoldedProfile& profile, const CategoryMatcher& matcher,
+                            const std::vector<FrameMatch>& resource, const std::vector<Scratch>& s, NodeId id,
+                            CategoryId cat, NodeId a, Scratch& me) {
+  NodeId by = id;
+  for (;;) {
+    const uint64_t bit = uint64_t(1) << cat;
+    while (a && !(matcher.absorbs(resource[profile.node(a).frame].rule) & bit)) a = s[profile.node(a).parent].absorber;
+    if (!a) break;
+    const FrameMatch am = resource[profile.node(a).frame];
+    CategoryId into = matcher.absorbs_into(am.rule);
+    if (into == am.category) {
+      cat = s[a].resolved;
+      by = s[a].resolved_by;
+      break;
+    }
+    cat = into;
+    by = a;
+    a = s[profile.node(a).parent].absorber;
+  }
+  me.resolved = cat;
+  me.resolved_by = by;
+}
+
 }  // namespace
 
 ProfileCategories::ProfileCategories(const FoldedProfile& profile, const CategoryMatcher& matcher)
     : profile_(&profile), matcher_(&matcher) {
-  // 1. Each distinct frame once. Matching is every glob of every rule per
-  // frame: with thousands of frames (a system-wide perf.data) it is the
-  // largest part of categorising, so two threads share it.
+  match_frames();
+  resolve_nodes();
+}
+
+// Each distinct frame once. Matching is every glob of every rule per frame:
+// with thousands of frames (a system-wide perf.data) it is the largest part
+// of categorising, so two threads share it.
+void ProfileCategories::match_frames() {
+  const FoldedProfile& profile = *profile_;
+  const CategoryMatcher& matcher = *matcher_;
   size_t nf = profile.frame_count();
   for (int k = 0; k < kCategoryKinds; ++k) frames_[k].resize(nf);
-  auto match_frames = [&](size_t from, size_t to) {
+  auto match_range = [&](size_t from, size_t to) {
     for (int k = 0; k < kCategoryKinds; ++k)
       for (FrameId f = FrameId(from); f < to; ++f)
         frames_[k][f] = matcher.match(CategoryKind(k), profile.frame_name(f), profile.frame_object(f));
@@ -45,13 +87,13 @@ ProfileCategories::ProfileCategories(const FoldedProfile& profile, const Categor
     std::exception_ptr error;
     std::thread half([&] {  // const reads only; disjoint writes
       try {
-        match_frames(nf / 2, nf);
+        match_range(nf / 2, nf);
       } catch (...) {
         error = std::current_exception();
       }
     });
     try {
-      match_frames(0, nf / 2);
+      match_range(0, nf / 2);
     } catch (...) {
       half.join();
       throw;
@@ -59,20 +101,18 @@ ProfileCategories::ProfileCategories(const FoldedProfile& profile, const Categor
     half.join();
     if (error) std::rethrow_exception(error);
   } else {
-    match_frames(0, nf);
+    match_range(0, nf);
   }
-  // 2. One parent-first pass over the tree.
+}
+
+// One parent-first pass over the tree: each node's resource (leaf-most match,
+// lifted through absorbing callers) and phase (outer-most match).
+void ProfileCategories::resolve_nodes() {
+  const FoldedProfile& profile = *profile_;
+  const CategoryMatcher& matcher = *matcher_;
   const int R = int(CategoryKind::resource), P = int(CategoryKind::phase);
   size_t nn = profile.node_count();
   nodes_.assign(nn, NodeInfo{});
-  // Scratch per node: leaf-most matched node (non-fallback / fallback),
-  // outer-most matched node for phases, nearest absorbing node, and the
-  // resolved (category, decider) of a sample whose leaf-most match is here.
-  struct Scratch {
-    NodeId leaf_nf = 0, leaf_fb = 0, top_nf = 0, top_fb = 0, absorber = 0;
-    CategoryId resolved = kNoCategory;
-    NodeId resolved_by = 0;
-  };
   std::vector<Scratch> s(nn);
   const CategoryId other_r = matcher.other(CategoryKind::resource), other_p = matcher.other(CategoryKind::phase);
   nodes_[0] = NodeInfo{{other_r, other_p}, {0, 0}, {uint64_t(1) << other_r, uint64_t(1) << other_p}};
@@ -94,25 +134,7 @@ ProfileCategories::ProfileCategories(const FoldedProfile& profile, const Categor
       // category turns it into its "absorbs_into" category, which may be
       // lifted again further up. When that is the caller's own category its
       // outcome is already known (s[a].resolved).
-      CategoryId cat = rm.category;
-      NodeId by = id, a = ps.absorber;
-      for (;;) {
-        const uint64_t bit = uint64_t(1) << cat;
-        while (a && !(matcher.absorbs(frames_[R][profile.node(a).frame].rule) & bit)) a = s[profile.node(a).parent].absorber;
-        if (!a) break;
-        const FrameMatch am = frames_[R][profile.node(a).frame];
-        CategoryId into = matcher.absorbs_into(am.rule);
-        if (into == am.category) {
-          cat = s[a].resolved;
-          by = s[a].resolved_by;
-          break;
-        }
-        cat = into;
-        by = a;
-        a = s[profile.node(a).parent].absorber;
-      }
-      me.resolved = cat;
-      me.resolved_by = by;
+      lift_through_absorbers(profile, matcher, frames_[R], s, id, rm.category, ps.absorber, me);
       if (matcher.absorbs(rm.rule)) me.absorber = id;
     }
     if (pm) {

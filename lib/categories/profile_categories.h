@@ -46,6 +46,10 @@ class ProfileCategories {
     NodeId decider[kCategoryKinds];
     uint64_t mask[kCategoryKinds];
   };
+  // The constructor's two steps: every distinct frame matched once
+  // (frames_), then one parent-first pass over the tree (nodes_).
+  void match_frames();
+  void resolve_nodes();
   const FoldedProfile* profile_;
   const CategoryMatcher* matcher_;
   std::vector<FrameMatch> frames_[kCategoryKinds];

@@ -2,11 +2,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <sys/stat.h>
 
 #include "collapse/line_reader.h"
 #include "diagnostics/input_error.h"
 #include "diagnostics/progress.h"
+#include "diagnostics/terminal_text.h"
+#include "folded/profile_loader.h"
 
 namespace fg {
 
@@ -438,6 +441,29 @@ FoldedProfile with_rounded_weights(const FoldedProfile& profile) {
   });
   rounded.units = profile.units;
   return rounded;
+}
+
+void register_perf_script_loader() {
+  register_profile_loader(ProfileLoader{
+      "perf script text", [](std::string_view head) { return looks_like_perf_script(head); },
+      [](const std::string& path, FoldedProfile& into, const ProfileLoadOptions& o) {
+        CollapseOptions opt;
+        opt.lenient = o.lenient;
+        CollapseStats st;
+        FoldedProfile p = collapse_perf_script(path, opt, &st);
+        auto warn = [&](const std::string& w) {
+          if (o.warn) o.warn(w);
+          else std::cerr << "fgtool: " << terminal_safe(path) << ": " << terminal_safe(w) << "\n";
+        };
+        if (st.truncated_stacks)
+          warn(std::to_string(st.truncated_stacks) + " samples deeper than " + std::to_string(kMaxStackDepth) +
+               " frames cut to their leaf-most " + std::to_string(kMaxStackDepth));
+        if (st.truncated_names)
+          warn(std::to_string(st.truncated_names) + " frame names longer than " + std::to_string(kMaxFrameNameBytes) +
+               " bytes truncated");
+        into.merge(p);
+        into.units = p.units;
+      }});
 }
 
 }  // namespace fg

@@ -129,6 +129,10 @@ class PerfScriptCollapser {
 // Whether the start of a file looks like perf script text (a sample header
 // with a time or event name), for choosing a loader by content.
 bool looks_like_perf_script(std::string_view head);
+// The "perf script text" loader for fg::register_profile_loader's list, so
+// `fgtool svg perf.txt` and friends read perf script text too
+// (apps/fgtool/input_formats.cpp orders the loaders).
+void register_perf_script_loader();
 
 // A copy with each stack's weight rounded to a whole number, stacks that
 // round to 0 dropped (off-CPU microseconds are summed unrounded first).

@@ -67,6 +67,52 @@ bool parse_perf_script_time(std::string_view text, uint64_t& ns) {
   return true;
 }
 
+namespace {
+// The header's fields after "comm [pid/]tid", from token `anchor` on: cpu,
+// time, then either a sideband record's text or period, event and the rest.
+void header_fields(std::string_view line, const Token* tok, size_t n, size_t anchor, PerfScriptHeader& out) {
+  auto text = [&](size_t i) { return line.substr(tok[i].begin, tok[i].end - tok[i].begin); };
+  size_t i = anchor;
+  if (i < n && cpu_token(text(i))) {
+    out.has_cpu = true;
+    i++;
+  }
+  if (i < n && time_token(text(i))) {
+    out.has_time = parse_perf_script_time(text(i), out.time_ns);
+    i++;
+  }
+  if (i < n && sideband_token(text(i))) {
+    out.sideband = text(i);
+    i++;
+    out.rest = i < n ? line.substr(tok[i].begin) : std::string_view();
+    return;
+  }
+  // The period is a decimal before the event name. Without an event name it
+  // is recognised when nothing follows it, or an address does.
+  if (i < n && all_digits(text(i)) && text(i).size() <= 20) {
+    bool is_period = i + 1 == n || event_token(text(i + 1)) || (i + 2 < n && all_hex(text(i + 1)));
+    if (is_period) {
+      uint64_t p = 0;
+      for (char c : text(i)) p = p * 10 + uint64_t(c - '0');
+      out.has_period = true;
+      out.period = p;
+      i++;
+    }
+  }
+  if (i < n && event_token(text(i))) {
+    std::string_view e = text(i);
+    while (!e.empty() && e.back() == ':') e.remove_suffix(1);
+    out.event = e;
+    i++;
+  }
+  if (i < n) {
+    std::string_view rest = line.substr(tok[i].begin);
+    while (!rest.empty() && is_space(rest.back())) rest.remove_suffix(1);
+    out.rest = rest;
+  }
+}
+}  // namespace
+
 bool parse_perf_script_header(std::string_view line, PerfScriptHeader& out) {
   out = PerfScriptHeader{};
   // At most this many tokens matter: comm words, pid, cpu, time, period, event.
@@ -109,44 +155,7 @@ bool parse_perf_script_header(std::string_view line, PerfScriptHeader& out) {
     comm_end_tok = anchor;
   out.comm = line.substr(tok[0].begin, tok[comm_end_tok - 1].end - tok[0].begin);
 
-  size_t i = anchor;
-  if (i < n && cpu_token(text(i))) {
-    out.has_cpu = true;
-    i++;
-  }
-  if (i < n && time_token(text(i))) {
-    out.has_time = parse_perf_script_time(text(i), out.time_ns);
-    i++;
-  }
-  if (i < n && sideband_token(text(i))) {
-    out.sideband = text(i);
-    i++;
-    out.rest = i < n ? line.substr(tok[i].begin) : std::string_view();
-    return true;
-  }
-  // The period is a decimal before the event name. Without an event name it
-  // is recognised when nothing follows it, or an address does.
-  if (i < n && all_digits(text(i)) && text(i).size() <= 20) {
-    bool is_period = i + 1 == n || event_token(text(i + 1)) || (i + 2 < n && all_hex(text(i + 1)));
-    if (is_period) {
-      uint64_t p = 0;
-      for (char c : text(i)) p = p * 10 + uint64_t(c - '0');
-      out.has_period = true;
-      out.period = p;
-      i++;
-    }
-  }
-  if (i < n && event_token(text(i))) {
-    std::string_view e = text(i);
-    while (!e.empty() && e.back() == ':') e.remove_suffix(1);
-    out.event = e;
-    i++;
-  }
-  if (i < n) {
-    std::string_view rest = line.substr(tok[i].begin);
-    while (!rest.empty() && is_space(rest.back())) rest.remove_suffix(1);
-    out.rest = rest;
-  }
+  header_fields(line, tok, n, anchor, out);
   return true;
 }
 

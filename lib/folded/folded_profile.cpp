@@ -316,7 +316,13 @@ std::vector<double> FoldedProfile::take_self_weights() {
   return out;
 }
 
-void FoldedProfile::merge(const FoldedProfile& other, double scale) {
+void FoldedProfile::merge(const FoldedProfile& other, double scale) { merge_below(0, other, scale); }
+
+void FoldedProfile::merge(const FoldedProfile& other, std::string_view under, double scale) {
+  merge_below(child(0, intern(under)), other, scale);
+}
+
+void FoldedProfile::merge_below(NodeId base, const FoldedProfile& other, double scale) {
   const Impl& o = *other.impl_;
   std::vector<FrameId> frame_map(o.names.size());
   for (FrameId f = 0; f < o.names.size(); ++f) {
@@ -325,7 +331,7 @@ void FoldedProfile::merge(const FoldedProfile& other, double scale) {
       set_frame_object(frame_map[f], o.objects[f]);
   }
   // Parents always precede their children in node order.
-  std::vector<NodeId> node_map(o.nodes.size(), 0);
+  std::vector<NodeId> node_map(o.nodes.size(), base);
   for (NodeId i = 1; i < o.nodes.size(); ++i) {
     const Node& n = o.nodes[i];
     node_map[i] = impl_->child(node_map[n.parent], frame_map[n.frame]);

@@ -63,8 +63,12 @@ class FoldedProfile {
   void add(const std::vector<FrameId>& frames, double weight) { add(frames.data(), frames.size(), weight); }
   // "a;b;c" (no weight), split on ';'.
   void add_stack(std::string_view semicolon_joined, double weight);
-  // Adds every stack of another profile (names re-interned).
+  // Adds every stack of another profile (names re-interned, frame objects
+  // kept where this profile has none), weights times `scale`.
   void merge(const FoldedProfile& other, double scale = 1.0);
+  // The same below one more root frame `under` ("rank 1", "host=node7"), so
+  // several inputs stay apart in one profile.
+  void merge(const FoldedProfile& other, std::string_view under, double scale = 1.0);
   // Node-level building, for readers that walk the tree themselves (the
   // folded reader reuses the previous line's path): the child of `parent`
   // for `frame`, created when missing, and weight added to a node's self.
@@ -116,6 +120,8 @@ class FoldedProfile {
   std::string units = "samples";
 
  private:
+  // Both merges: other's root is `base` here.
+  void merge_below(NodeId base, const FoldedProfile& other, double scale);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

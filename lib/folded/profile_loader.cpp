@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <iostream>
 #include <mutex>
 
@@ -15,8 +16,9 @@
 namespace fg {
 
 namespace {
-std::vector<ProfileLoader>& loaders() {
-  static std::vector<ProfileLoader> v;
+// A deque: registering keeps the pointers find_profile_loader gave out valid.
+std::deque<ProfileLoader>& loaders() {
+  static std::deque<ProfileLoader> v;
   return v;
 }
 std::mutex& loaders_mutex() {
@@ -27,7 +29,24 @@ std::mutex& loaders_mutex() {
 
 void register_profile_loader(ProfileLoader loader) {
   std::lock_guard<std::mutex> lock(loaders_mutex());
-  loaders().insert(loaders().begin(), std::move(loader));
+  for (const auto& l : loaders())
+    if (l.name == loader.name) return;
+  loaders().push_back(std::move(loader));
+}
+
+std::vector<std::string> profile_loader_names() {
+  std::lock_guard<std::mutex> lock(loaders_mutex());
+  std::vector<std::string> names;
+  for (const auto& l : loaders()) names.push_back(l.name);
+  return names;
+}
+
+std::vector<std::string> profile_loaders_matching(std::string_view head) {
+  std::lock_guard<std::mutex> lock(loaders_mutex());
+  std::vector<std::string> names;
+  for (const auto& l : loaders())
+    if (l.matches && l.matches(head)) names.push_back(l.name);
+  return names;
 }
 
 std::string read_file_head(const std::string& path) {

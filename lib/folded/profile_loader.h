@@ -36,14 +36,23 @@ struct ProfileLoader {
   // Sees up to the first 4096 raw (not decompressed) bytes of the file.
   std::function<bool(std::string_view head)> matches;
   // Adds the file's stacks to `into` (and may set into.units).
-  std::function<void(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options)> load;
+  using Load = std::function<void(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options)>;
+  Load load;
 };
 
-// Registers a loader; later registrations are tried first. Call it from code
-// that is certainly linked (e.g. a static Registration in apps/fgtool/cmd_*.cpp,
-// or an explicit init function), since static initialisers inside a static
-// library object nobody references are dropped by the linker.
+// Adds a loader at the end of the lookup list. Loaders are tried in the
+// order they were registered (the first whose predicate accepts the head
+// wins; folded text is the fallback), so the order is the priority: the CLI
+// registers every format once, in one place (apps/fgtool/input_formats.cpp).
+// A second loader with a name already registered is ignored. Call it from code
+// that is certainly linked (static initialisers inside a static library
+// object nobody references are dropped by the linker).
 void register_profile_loader(ProfileLoader loader);
+// The registered loaders' names, in lookup order.
+std::vector<std::string> profile_loader_names();
+// Every registered loader whose predicate accepts `head`, in lookup order
+// (find_profile_loader takes the first; more than one means the order decides).
+std::vector<std::string> profile_loaders_matching(std::string_view head);
 
 // The first 4096 bytes of a file ("" for "-" and unreadable files).
 std::string read_file_head(const std::string& path);

@@ -109,6 +109,75 @@ std::string diff_fill(double delta, double max_abs) {
   return buf;
 }
 
+namespace {
+
+// A frame's tooltip: both sides' weights and shares, the change in points of
+// share and as a weight, and markers ([new], [gone], callers lost).
+std::string diff_tooltip(const DiffProfile& d, const SvgOptions& o, const std::string& count_name, const FlameBox& b,
+                         std::string_view name, const std::string& category) {
+  const double raw_a = d.scale_a > 0 ? 1.0 / d.scale_a : 1.0;
+  double ta = d.total_a[b.node], tb = d.total_b[b.node];
+  double delta = d.self_b[b.node] - d.self_a[b.node];
+  double share_a = d.sum_a > 0 ? ta / d.sum_a : 0, share_b = d.sum_b > 0 ? tb / d.sum_b : 0;
+  std::string info = "A " + human_weight_with_unit(ta * raw_a * o.factor, count_name) + " " +
+                     detail::format_percent(ta, d.sum_a) + ", B " + human_weight_with_unit(tb * o.factor, count_name) +
+                     " " + detail::format_percent(tb, d.sum_b) + ", ";
+  info += signed_fixed(100 * (share_b - share_a), "%.2f") + " pp";
+  if (ta > 0) info += " [" + signed_fixed(100 * (tb - ta) / ta, "%.1f") + "%" + (d.normalized ? " normalised" : "") + "]";
+  else if (tb > 0) info += " [new]";
+  if (tb == 0 && ta > 0) info += " [gone]";
+  info += ", self " + signed_fixed(d.sum_b > 0 ? 100 * delta / d.sum_b : 0, "%.2f") + " pp";
+  // The same change as a weight, in B's units (A scaled when normalised).
+  if (delta != 0) {
+    std::string w = human_weight_with_unit(delta * o.factor, count_name);
+    info += " [" + (w[0] == '-' ? w : "+" + w) + "]";
+  }
+  if (!category.empty()) info += ", category " + category;
+  // The fold's marker of stacks whose callers were lost (see flamegraph.cpp);
+  // colour shows change here, so only the tooltip says it.
+  if (b.depth == 2 && name == "[unknown]")
+    info += "; callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with fgtool record "
+            "--dwarf --stack-size 65528";
+  return info;
+}
+
+// The category legend of a diff: each category's share in A and in B and
+// the change, largest change first.
+template <class CategoryOf>
+std::vector<LegendEntry> diff_legend(const DiffProfile& d, const DiffOptions& dopt, const SvgOptions& o,
+                                     const detail::SvgDocument& doc, CategoryOf&& category_of) {
+  std::map<std::string, double> cat_a;
+  if (!o.legend.empty() && !dopt.negate)
+    for (NodeId n = 1; n < d.tree.node_count(); ++n)
+      if (d.self_a[n] != 0) cat_a[category_of(n)] += d.self_a[n];
+  // Both sides' shares of a category: the shaping side's from the drawn
+  // frames (what a `cat:` search matches), the other from the whole tree.
+  std::map<std::string, double> cat_b;
+  if (!o.legend.empty() && dopt.negate)
+    for (NodeId n = 1; n < d.tree.node_count(); ++n)
+      if (d.self_b[n] != 0) cat_b[category_of(n)] += d.self_b[n];
+  auto shares = [&](const std::string& cat, double drawn) {
+    double sa = dopt.negate ? drawn / doc.total : (d.sum_a > 0 ? cat_a[cat] / d.sum_a : 0);
+    double sb = dopt.negate ? (d.sum_b > 0 ? cat_b[cat] / d.sum_b : 0) : drawn / doc.total;
+    return std::make_pair(sa, sb);
+  };
+  return detail::complete_legend(
+      o.legend, doc.frames, doc.total,
+      [&](const std::string& cat, double drawn) {
+        auto [sa, sb] = shares(cat, drawn);
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " (%+.1f pp)", 100 * (sb - sa));
+        return detail::format_share1(sa, 1) + " -> " + detail::format_share1(sb, 1) + buf;
+      },
+      // Largest change first: what moved is what a diff is read for.
+      [&](const std::string& cat, double drawn) {
+        auto [sa, sb] = shares(cat, drawn);
+        return std::fabs(sb - sa);
+      });
+}
+
+}  // namespace
+
 void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const SvgOptions& o, std::string& out) {
   const std::vector<double>& shape = dopt.negate ? d.total_a : d.total_b;
   detail::SvgDocument doc;
@@ -132,7 +201,6 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
   double max_abs = 0;
   for (const FlameBox& b : layout.boxes) max_abs = std::max(max_abs, std::fabs(d.self_b[b.node] - d.self_a[b.node]));
   const std::string count_name = o.count_name.empty() ? d.tree.units : o.count_name;
-  const double raw_a = d.scale_a > 0 ? 1.0 / d.scale_a : 1.0;
   auto category_of = [&](NodeId n) {
     FrameStyle st;
     if (n != 0 && o.node_style) st = o.node_style(n);
@@ -148,62 +216,13 @@ void render_diff_flamegraph(const DiffProfile& d, const DiffOptions& dopt, const
     f.width = b.width;
     f.depth = b.depth;
     f.name = b.node == 0 ? std::string_view("all") : d.tree.frame_name(d.tree.node(b.node).frame);
-    double ta = d.total_a[b.node], tb = d.total_b[b.node];
-    double delta = d.self_b[b.node] - d.self_a[b.node];
-    f.fill = diff_fill(delta, max_abs);  // colour always shows the change
+    f.fill = diff_fill(d.self_b[b.node] - d.self_a[b.node], max_abs);  // colour always shows the change
     f.category = category_of(b.node);
-    double share_a = d.sum_a > 0 ? ta / d.sum_a : 0, share_b = d.sum_b > 0 ? tb / d.sum_b : 0;
-    std::string info = "A " + human_weight_with_unit(ta * raw_a * o.factor, count_name) + " " +
-                       detail::format_percent(ta, d.sum_a) + ", B " + human_weight_with_unit(tb * o.factor, count_name) +
-                       " " + detail::format_percent(tb, d.sum_b) + ", ";
-    info += signed_fixed(100 * (share_b - share_a), "%.2f") + " pp";
-    if (ta > 0) info += " [" + signed_fixed(100 * (tb - ta) / ta, "%.1f") + "%" + (d.normalized ? " normalised" : "") + "]";
-    else if (tb > 0) info += " [new]";
-    if (tb == 0 && ta > 0) info += " [gone]";
-    info += ", self " + signed_fixed(d.sum_b > 0 ? 100 * delta / d.sum_b : 0, "%.2f") + " pp";
-    // The same change as a weight, in B's units (A scaled when normalised).
-    if (delta != 0) {
-      std::string w = human_weight_with_unit(delta * o.factor, count_name);
-      info += " [" + (w[0] == '-' ? w : "+" + w) + "]";
-    }
-    if (!f.category.empty()) info += ", category " + f.category;
-    // The fold's marker of stacks whose callers were lost (see flamegraph.cpp);
-    // colour shows change here, so only the tooltip says it.
-    if (b.depth == 2 && f.name == "[unknown]")
-      info += "; callers lost: the user-stack copy ran out or a frame-pointer chain broke; record with fgtool record "
-              "--dwarf --stack-size 65528";
-    f.info = std::move(info);
+    f.info = diff_tooltip(d, o, count_name, b, f.name, f.category);
     doc.frames.push_back(std::move(f));
   }
   detail::set_drawn_self(doc.frames, parent_box);
-  std::map<std::string, double> cat_a;
-  if (!o.legend.empty() && !dopt.negate)
-    for (NodeId n = 1; n < d.tree.node_count(); ++n)
-      if (d.self_a[n] != 0) cat_a[category_of(n)] += d.self_a[n];
-  // Both sides' shares of a category: the shaping side's from the drawn
-  // frames (what a `cat:` search matches), the other from the whole tree.
-  std::map<std::string, double> cat_b;
-  if (!o.legend.empty() && dopt.negate)
-    for (NodeId n = 1; n < d.tree.node_count(); ++n)
-      if (d.self_b[n] != 0) cat_b[category_of(n)] += d.self_b[n];
-  auto shares = [&](const std::string& cat, double drawn) {
-    double sa = dopt.negate ? drawn / doc.total : (d.sum_a > 0 ? cat_a[cat] / d.sum_a : 0);
-    double sb = dopt.negate ? (d.sum_b > 0 ? cat_b[cat] / d.sum_b : 0) : drawn / doc.total;
-    return std::make_pair(sa, sb);
-  };
-  doc.legend = detail::complete_legend(
-      o.legend, doc.frames, doc.total,
-      [&](const std::string& cat, double drawn) {
-        auto [sa, sb] = shares(cat, drawn);
-        char buf[96];
-        std::snprintf(buf, sizeof buf, " (%+.1f pp)", 100 * (sb - sa));
-        return detail::format_share1(sa, 1) + " -> " + detail::format_share1(sb, 1) + buf;
-      },
-      // Largest change first: what moved is what a diff is read for.
-      [&](const std::string& cat, double drawn) {
-        auto [sa, sb] = shares(cat, drawn);
-        return std::fabs(sb - sa);
-      });
+  doc.legend = diff_legend(d, dopt, o, doc, category_of);
   detail::write_svg_document(o, doc, out);
 }
 

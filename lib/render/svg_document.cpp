@@ -186,15 +186,72 @@ std::string fit_text(const std::string& s, double chars) {
 
 }  // namespace
 
-void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string& out) {
-  const double fs = o.font_size;
-  const int width = o.width;
-  const double xpad = 10;
-  const double graph_width = width - 2 * xpad;
-  const double fh = o.frame_height;
-  const double framepad = 1;
-  const double char_px = fs * o.font_width;
-  const double title_fs = fs + 5;
+namespace {
+
+struct LegendPos {
+  double x;
+  int row;
+  bool label;  // a section label, not an entry
+  size_t entry;
+};
+
+// Where everything goes on the page, from the options and the document.
+struct PageLayout {
+  double fs, xpad, graph_width, fh, char_px, title_fs;
+  int width;
+  double search_right;
+  std::string title, subtitle;
+  double title_base, subtitle_base;
+  std::vector<LegendPos> legend_pos;
+  double legend_top, row_h, swatch;
+  double ypad1, ypad2, height;
+};
+
+// Legend rows (wrapped to the width), each section opening with a label.
+// Returns the number of rows.
+int place_legend(const SvgDocument& doc, const PageLayout& l, double gap, double slack,
+                 std::vector<LegendPos>& legend_pos) {
+  int legend_rows = 0;
+  double x = l.xpad;
+  auto place_item = [&](double w) {
+    if (x > l.xpad && x + w > l.width - l.xpad) {
+      x = l.xpad;
+      ++legend_rows;
+    }
+    double at = x;
+    x += w;
+    return at;
+  };
+  for (size_t i = 0; i < doc.legend.size(); ++i) {
+    const auto& e = doc.legend[i];
+    double w = l.swatch + 4 + (utf8_length(sanitize_xml_utf8(e.name + " " + e.share)) + 2) * l.char_px * slack;
+    if (!e.section.empty() && (i == 0 || doc.legend[i - 1].section != e.section)) {
+      // A section label wraps together with its first entry, never alone
+      // at the end of a row.
+      if (x > l.xpad) x += gap / 2;
+      double label_w = (utf8_length(sanitize_xml_utf8(e.section)) + 2) * l.char_px * slack;
+      double at = place_item(label_w + w);
+      legend_pos.push_back({at, legend_rows, true, i});
+      legend_pos.push_back({at + label_w, legend_rows, false, i});
+      continue;
+    }
+    double at = place_item(w);
+    legend_pos.push_back({at, legend_rows, false, i});
+  }
+  if (!doc.legend.empty()) ++legend_rows;
+  return legend_rows;
+}
+
+PageLayout lay_out(const SvgOptions& o, const SvgDocument& doc) {
+  PageLayout l;
+  l.fs = o.font_size;
+  l.width = o.width;
+  l.xpad = 10;
+  l.graph_width = l.width - 2 * l.xpad;
+  l.fh = o.frame_height;
+  l.char_px = l.fs * o.font_width;
+  l.title_fs = l.fs + 5;
+  const double fs = l.fs, width = l.width, xpad = l.xpad, char_px = l.char_px;
 
   // Header rows, top to bottom: [Reset Zoom | title | Search ic], the
   // subtitle, then the legend rows. Widths are estimated from font_width;
@@ -202,77 +259,43 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
   const double slack = 1.1;
   const double gap = fs;
   const double ic_w = 2 * char_px * slack;
-  const double search_right = width - xpad - ic_w - gap / 2;  // Search is right-aligned here
-  const double search_w = 12 * char_px * slack;               // "Reset Search"
-  const double unzoom_right = xpad + 10 * char_px * slack;    // "Reset Zoom"
-  const double title_half = std::min(width / 2.0 - unzoom_right, search_right - search_w - width / 2.0) - gap;
-  const std::string title = fit_text(doc.title, 2 * title_half / (title_fs * o.font_width * slack));
-  const std::string subtitle =
-      doc.subtitle.empty() ? "" : fit_text(doc.subtitle, (graph_width) / (char_px * slack));
-  const double title_base = fs * 2;
-  const double subtitle_base = fs * 4;
-  double header_bottom = subtitle.empty() ? title_base + 0.3 * title_fs : subtitle_base + 0.3 * fs;
+  l.search_right = width - xpad - ic_w - gap / 2;           // Search is right-aligned here
+  const double search_w = 12 * char_px * slack;             // "Reset Search"
+  const double unzoom_right = xpad + 10 * char_px * slack;  // "Reset Zoom"
+  const double title_half = std::min(width / 2.0 - unzoom_right, l.search_right - search_w - width / 2.0) - gap;
+  l.title = fit_text(doc.title, 2 * title_half / (l.title_fs * o.font_width * slack));
+  l.subtitle = doc.subtitle.empty() ? "" : fit_text(doc.subtitle, (l.graph_width) / (char_px * slack));
+  l.title_base = fs * 2;
+  l.subtitle_base = fs * 4;
+  double header_bottom = l.subtitle.empty() ? l.title_base + 0.3 * l.title_fs : l.subtitle_base + 0.3 * fs;
 
-  // Legend rows (wrapped to the width), each section opening with a label.
-  struct LegendPos {
-    double x;
-    int row;
-    bool label;  // a section label, not an entry
-    size_t entry;
-  };
-  std::vector<LegendPos> legend_pos;
-  int legend_rows = 0;
-  const double row_h = fs * 1.3 + 4;
-  const double swatch = std::round(fs * 0.8);
-  {
-    double x = xpad;
-    auto place_item = [&](double w) {
-      if (x > xpad && x + w > width - xpad) {
-        x = xpad;
-        ++legend_rows;
-      }
-      double at = x;
-      x += w;
-      return at;
-    };
-    for (size_t i = 0; i < doc.legend.size(); ++i) {
-      const auto& e = doc.legend[i];
-      double w = swatch + 4 + (utf8_length(sanitize_xml_utf8(e.name + " " + e.share)) + 2) * char_px * slack;
-      if (!e.section.empty() && (i == 0 || doc.legend[i - 1].section != e.section)) {
-        // A section label wraps together with its first entry, never alone
-        // at the end of a row.
-        if (x > xpad) x += gap / 2;
-        double label_w = (utf8_length(sanitize_xml_utf8(e.section)) + 2) * char_px * slack;
-        double at = place_item(label_w + w);
-        legend_pos.push_back({at, legend_rows, true, i});
-        legend_pos.push_back({at + label_w, legend_rows, false, i});
-        continue;
-      }
-      double at = place_item(w);
-      legend_pos.push_back({at, legend_rows, false, i});
-    }
-    if (!doc.legend.empty()) ++legend_rows;
-  }
-  const double legend_top = header_bottom + 4;
+  l.row_h = fs * 1.3 + 4;
+  l.swatch = std::round(fs * 0.8);
+  int legend_rows = place_legend(doc, l, gap, slack, l.legend_pos);
+  l.legend_top = header_bottom + 4;
   // Without a legend the frames start where flamegraph.pl starts them.
-  const double ypad1 =
-      doc.legend.empty() ? fs * 3 + (subtitle.empty() ? 0 : fs * 2) : legend_top + legend_rows * row_h + 4;
-  const double ypad2 = fs * 2 + 10;
-  const double height = (doc.max_depth + 1) * fh + ypad1 + ypad2;
+  l.ypad1 = doc.legend.empty() ? fs * 3 + (l.subtitle.empty() ? 0 : fs * 2) : l.legend_top + legend_rows * l.row_h + 4;
+  l.ypad2 = fs * 2 + 10;
+  l.height = (doc.max_depth + 1) * l.fh + l.ypad1 + l.ypad2;
+  return l;
+}
 
-  out.reserve(out.size() + 2048 + doc.frames.size() * 220);
+// The XML prologue, <svg>, notes, gradients and patterns, style, script and
+// the script's settings.
+void write_head(const SvgOptions& o, const SvgDocument& doc, const PageLayout& l, std::string& out) {
+  const int width = l.width;
   out += "<?xml version=\"1.0\" standalone=\"no\"?>\n"
          "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" \"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n";
   if (o.fluid) {
     out += "<svg version=\"1.1\" width=\"100%\" preserveAspectRatio=\"xMinYMin meet\"";
   } else {
     out += "<svg version=\"1.1\" width=\"" + std::to_string(width) + "\" height=\"";
-    px(out, height);
+    px(out, l.height);
     out += "\"";
   }
   if (o.embed_script) out += " onload=\"init(evt)\"";
   out += " viewBox=\"0 0 " + std::to_string(width) + " ";
-  px(out, height);
+  px(out, l.height);
   out += "\" xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\""
          " xmlns:fg=\"http://fgtool.invalid/ns\">\n";
   out += "<!-- Flame graph stack visualization by fgtool. See https://www.brendangregg.com/flamegraphs.html -->\n";
@@ -294,7 +317,7 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
   out += "</defs>\n";
   out += "<style type=\"text/css\">\n"
          "text { font-family:" + css_font(o.font_type) + "; font-size:";
-  appendf(out, "%g", fs);
+  appendf(out, "%g", l.fs);
   out += "px; fill:rgb(0,0,0); }\n"
          "text.w { fill:rgb(255,255,255); }\n"
          "#search, #ignorecase { opacity:0.1; cursor:pointer; text-anchor:end; }\n"
@@ -302,7 +325,7 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
          "#matched { text-anchor:end; }\n"
          "#subtitle { text-anchor:middle; fill:rgb(100,100,100); }\n"
          "#title { text-anchor:middle; font-size:";
-  appendf(out, "%g", title_fs);
+  appendf(out, "%g", l.title_fs);
   out += "px; }\n"
          "#unzoom { cursor:pointer; }\n"
          "#legend > g { cursor:pointer; }\n"
@@ -318,9 +341,9 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
   }
   // Settings for the script, as attributes (never inside the script).
   out += "<g id=\"fg_config\" fg:xpad=\"";
-  exact(out, xpad);
+  exact(out, l.xpad);
   out += "\" fg:width=\"" + std::to_string(width) + "\" fg:fontsize=\"";
-  appendf(out, "%g", fs);
+  appendf(out, "%g", l.fs);
   out += "\" fg:fontwidth=\"";
   appendf(out, "%g", o.font_width);
   out += "\" fg:total=\"";
@@ -330,9 +353,14 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
   out += "\" fg:nametype=\"";
   append_xml_escaped(out, o.name_type);
   out += "\"/>\n";
+}
 
+// The background and the fixed texts: title, subtitle, details line, the
+// zoom and search controls.
+void write_controls(const PageLayout& l, std::string& out) {
+  const int width = l.width;
   out += "<rect x=\"0.0\" y=\"0\" width=\"" + std::to_string(width) + ".0\" height=\"";
-  px(out, height);
+  px(out, l.height);
   out += "\" fill=\"url(#background)\"/>\n";
   auto text = [&](const char* id, double x, double y, std::string_view s, const char* extra = "") {
     out += "<text id=\"";
@@ -347,110 +375,125 @@ void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string
     append_xml_escaped(out, s);
     out += "</text>\n";
   };
-  text("title", width / 2.0, title_base, title);
-  if (!subtitle.empty()) text("subtitle", width / 2.0, subtitle_base, subtitle);
-  text("details", xpad, height - ypad2 / 2, " ");
-  text("unzoom", xpad, title_base, "Reset Zoom", " class=\"hide\"");
-  text("search", search_right, title_base, "Search");
-  text("ignorecase", width - xpad, title_base, "ic");
-  text("matched", width - xpad, height - ypad2 / 2, " ");
+  text("title", width / 2.0, l.title_base, l.title);
+  if (!l.subtitle.empty()) text("subtitle", width / 2.0, l.subtitle_base, l.subtitle);
+  text("details", l.xpad, l.height - l.ypad2 / 2, " ");
+  text("unzoom", l.xpad, l.title_base, "Reset Zoom", " class=\"hide\"");
+  text("search", l.search_right, l.title_base, "Search");
+  text("ignorecase", width - l.xpad, l.title_base, "ic");
+  text("matched", width - l.xpad, l.height - l.ypad2 / 2, " ");
+}
 
-  if (!doc.legend.empty()) {
-    out += "<g id=\"legend\">\n";
-    for (const LegendPos& pos : legend_pos) {
-      const auto& e = doc.legend[pos.entry];
-      double y = legend_top + pos.row * row_h + fs;  // text baseline
-      if (pos.label) {
-        out += "<text x=\"";
-        px(out, pos.x);
-        out += "\" y=\"";
-        px(out, y);
-        out += "\">";
-        append_xml_escaped(out, e.section + ":");
-        out += "</text>\n";
-        continue;
-      }
-      out += "<g fg:cat=\"";
-      append_xml_escaped(out, e.name);
-      out += "\"><title>";
-      append_xml_escaped(out, e.name + (e.share.empty() ? "" : " " + e.share) +
-                                  (e.section.empty() ? "" : " (" + e.section + ")") + ": click to search");
-      out += "</title><rect x=\"";
+void write_legend(const SvgDocument& doc, const PageLayout& l, std::string& out) {
+  if (doc.legend.empty()) return;
+  out += "<g id=\"legend\">\n";
+  for (const LegendPos& pos : l.legend_pos) {
+    const auto& e = doc.legend[pos.entry];
+    double y = l.legend_top + pos.row * l.row_h + l.fs;  // text baseline
+    if (pos.label) {
+      out += "<text x=\"";
       px(out, pos.x);
-      out += "\" y=\"";
-      px(out, y - swatch + 1);
-      out += "\" width=\"";
-      px(out, swatch);
-      out += "\" height=\"";
-      px(out, swatch);
-      out += "\" fill=\"";
-      append_xml_escaped(out, e.fill);
-      out += "\" stroke=\"rgb(90,90,90)\" stroke-width=\"0.5\" rx=\"2\" ry=\"2\"/><text x=\"";
-      px(out, pos.x + swatch + 4);
       out += "\" y=\"";
       px(out, y);
       out += "\">";
-      append_xml_escaped(out, e.name);
-      if (!e.share.empty()) {
-        out += ' ';
-        append_xml_escaped(out, e.share);
-      }
-      out += "</text></g>\n";
+      append_xml_escaped(out, e.section + ":");
+      out += "</text>\n";
+      continue;
     }
-    out += "</g>\n";
-  }
-
-  out += "<g id=\"frames\">\n";
-  const double scale = doc.total > 0 ? graph_width / doc.total : 0;
-  std::string clean;
-  for (const DrawFrame& f : doc.frames) {
-    double x1 = xpad + f.x * scale, w = f.width * scale;
-    double y1, y2;
-    if (o.inverted) {
-      y1 = ypad1 + f.depth * fh;
-      y2 = ypad1 + (f.depth + 1) * fh - framepad;
-    } else {
-      y1 = height - ypad2 - (f.depth + 1) * fh + framepad;
-      y2 = height - ypad2 - f.depth * fh;
-    }
-    clean = sanitize_xml_utf8(f.name);
-    out += "<g fg:x=\"";
-    exact(out, f.x);
-    out += "\" fg:w=\"";
-    exact(out, f.width);
-    out += "\"";
-    if (!f.category.empty()) {
-      out += " fg:c=\"";
-      append_xml_escaped(out, f.category);
-      out += "\" fg:s=\"";
-      exact(out, std::max(f.self, 0.0));
-      out += "\"";
-    }
-    out += "><title>";
-    append_xml_escaped(out, clean);
-    out += " (";
-    append_info(out, f.info);
-    out += ")</title><rect x=\"";
-    px(out, x1);
+    out += "<g fg:cat=\"";
+    append_xml_escaped(out, e.name);
+    out += "\"><title>";
+    append_xml_escaped(out, e.name + (e.share.empty() ? "" : " " + e.share) +
+                                (e.section.empty() ? "" : " (" + e.section + ")") + ": click to search");
+    out += "</title><rect x=\"";
+    px(out, pos.x);
     out += "\" y=\"";
-    px(out, y1);
+    px(out, y - l.swatch + 1);
     out += "\" width=\"";
-    px(out, w);
+    px(out, l.swatch);
     out += "\" height=\"";
-    px(out, y2 - y1);
+    px(out, l.swatch);
     out += "\" fill=\"";
-    append_xml_escaped(out, f.fill);
-    out += "\" rx=\"2\" ry=\"2\"/><text";
-    Rgb fill;
-    if (parse_css_color(f.fill, fill) && white_text_on(fill)) out += " class=\"w\"";
-    out += " x=\"";
-    px(out, x1 + 3);
+    append_xml_escaped(out, e.fill);
+    out += "\" stroke=\"rgb(90,90,90)\" stroke-width=\"0.5\" rx=\"2\" ry=\"2\"/><text x=\"";
+    px(out, pos.x + l.swatch + 4);
     out += "\" y=\"";
-    px(out, 3 + (y1 + y2) / 2);
+    px(out, y);
     out += "\">";
-    append_label(out, clean, char_px > 0 ? static_cast<size_t>(w / char_px) : 0);
+    append_xml_escaped(out, e.name);
+    if (!e.share.empty()) {
+      out += ' ';
+      append_xml_escaped(out, e.share);
+    }
     out += "</text></g>\n";
   }
+  out += "</g>\n";
+}
+
+// One frame: its group (position and weights for the script), tooltip, box and label.
+void write_frame(const SvgOptions& o, const PageLayout& l, double scale, const DrawFrame& f, std::string& clean,
+                 std::string& out) {
+  const double framepad = 1;
+  double x1 = l.xpad + f.x * scale, w = f.width * scale;
+  double y1, y2;
+  if (o.inverted) {
+    y1 = l.ypad1 + f.depth * l.fh;
+    y2 = l.ypad1 + (f.depth + 1) * l.fh - framepad;
+  } else {
+    y1 = l.height - l.ypad2 - (f.depth + 1) * l.fh + framepad;
+    y2 = l.height - l.ypad2 - f.depth * l.fh;
+  }
+  clean = sanitize_xml_utf8(f.name);
+  out += "<g fg:x=\"";
+  exact(out, f.x);
+  out += "\" fg:w=\"";
+  exact(out, f.width);
+  out += "\"";
+  if (!f.category.empty()) {
+    out += " fg:c=\"";
+    append_xml_escaped(out, f.category);
+    out += "\" fg:s=\"";
+    exact(out, std::max(f.self, 0.0));
+    out += "\"";
+  }
+  out += "><title>";
+  append_xml_escaped(out, clean);
+  out += " (";
+  append_info(out, f.info);
+  out += ")</title><rect x=\"";
+  px(out, x1);
+  out += "\" y=\"";
+  px(out, y1);
+  out += "\" width=\"";
+  px(out, w);
+  out += "\" height=\"";
+  px(out, y2 - y1);
+  out += "\" fill=\"";
+  append_xml_escaped(out, f.fill);
+  out += "\" rx=\"2\" ry=\"2\"/><text";
+  Rgb fill;
+  if (parse_css_color(f.fill, fill) && white_text_on(fill)) out += " class=\"w\"";
+  out += " x=\"";
+  px(out, x1 + 3);
+  out += "\" y=\"";
+  px(out, 3 + (y1 + y2) / 2);
+  out += "\">";
+  append_label(out, clean, l.char_px > 0 ? static_cast<size_t>(w / l.char_px) : 0);
+  out += "</text></g>\n";
+}
+
+}  // namespace
+
+void write_svg_document(const SvgOptions& o, const SvgDocument& doc, std::string& out) {
+  const PageLayout l = lay_out(o, doc);
+  out.reserve(out.size() + 2048 + doc.frames.size() * 220);
+  write_head(o, doc, l, out);
+  write_controls(l, out);
+  write_legend(doc, l, out);
+  out += "<g id=\"frames\">\n";
+  const double scale = doc.total > 0 ? l.graph_width / doc.total : 0;
+  std::string clean;
+  for (const DrawFrame& f : doc.frames) write_frame(o, l, scale, f, clean, out);
   out += "</g>\n</svg>\n";
 }
 

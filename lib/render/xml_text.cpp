@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "diagnostics/utf8.h"
+
 namespace fg {
 
 namespace {
@@ -12,21 +14,9 @@ constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 size_t valid_sequence(std::string_view s, size_t i) {
   unsigned char c = static_cast<unsigned char>(s[i]);
   if (c < 0x80) return (c >= 0x20 || c == '\t') ? 1 : 0;
-  size_t n;
-  uint32_t cp;
-  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    unsigned char d = static_cast<unsigned char>(s[i + k]);
-    if ((d & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (d & 0x3F);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;  // overlong / too big
-  if (cp >= 0xD800 && cp <= 0xDFFF) return 0;  // surrogates
-  if (cp == 0xFFFE || cp == 0xFFFF) return 0;  // not XML characters
+  uint32_t cp = 0;
+  size_t n = utf8_sequence_length(s, i, &cp);
+  if (cp == 0xFFFE || cp == 0xFFFF) return 0;  // valid UTF-8, but not XML characters
   return n;
 }
 

@@ -168,53 +168,7 @@ ElfObject::~ElfObject() {
 }
 
 bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
-  // Check the file before libdwfl sees it: a clear reason for missing / non-ELF
-  // files, and the build-id check without building anything.
-  struct stat st {};
-  if (::stat(path_.c_str(), &st) != 0) {
-    *problem = "cannot open " + path_ + ": " + std::strerror(errno);
-    return false;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    *problem = path_ + ": not a regular file";
-    return false;
-  }
-  {
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      *problem = "cannot open " + path_ + ": " + std::strerror(errno);
-      return false;
-    }
-    Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-    GElf_Ehdr ehdr;
-    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
-      *problem = path_ + ": not an ELF file" + (elf ? "" : std::string(" (") + elf_errmsg(-1) + ")");
-      if (elf) elf_end(elf);
-      ::close(fd);
-      return false;
-    }
-    build_id_ = raw_build_id_of(elf);
-    is_exec_ = ehdr.e_type == ET_EXEC;
-    bool type_ok = ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN;
-    size_t phnum = 0;
-    if (type_ok && elf_getphdrnum(elf, &phnum) == 0) {
-      for (size_t i = 0; i < phnum; ++i) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
-        segments_.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr, (ph.p_flags & PF_X) != 0});
-      }
-    }
-    elf_end(elf);
-    ::close(fd);
-    if (!type_ok) {
-      *problem = path_ + ": ELF type " + std::to_string(ehdr.e_type) + " is not an executable or shared object";
-      return false;
-    }
-    if (segments_.empty()) {
-      *problem = path_ + ": no PT_LOAD segments (truncated or corrupt ELF?)";
-      return false;
-    }
-  }
+  if (!read_elf_headers(problem)) return false;
   // perf.data BUILD_ID records may carry the id zero-padded to 24 bytes.
   std::string_view want = expected_build_id;
   if (want.size() > build_id_.size() && want.substr(0, build_id_.size()) == build_id_ &&
@@ -229,6 +183,62 @@ bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
     return false;
   }
 
+  if (!report_to_dwfl(problem)) return false;
+  build_symbol_table();
+  debug_file_ = callback_state_->used_debug_file;
+  return true;
+}
+
+bool ElfObject::read_elf_headers(std::string* problem) {
+  // Check the file before libdwfl sees it: a clear reason for missing / non-ELF
+  // files, and the build-id check without building anything.
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) {
+    *problem = "cannot open " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *problem = path_ + ": not a regular file";
+    return false;
+  }
+  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *problem = "cannot open " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  GElf_Ehdr ehdr;
+  if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
+    *problem = path_ + ": not an ELF file" + (elf ? "" : std::string(" (") + elf_errmsg(-1) + ")");
+    if (elf) elf_end(elf);
+    ::close(fd);
+    return false;
+  }
+  build_id_ = raw_build_id_of(elf);
+  is_exec_ = ehdr.e_type == ET_EXEC;
+  bool type_ok = ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN;
+  size_t phnum = 0;
+  if (type_ok && elf_getphdrnum(elf, &phnum) == 0) {
+    for (size_t i = 0; i < phnum; ++i) {
+      GElf_Phdr ph;
+      if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
+      segments_.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr, (ph.p_flags & PF_X) != 0});
+    }
+  }
+  elf_end(elf);
+  ::close(fd);
+  if (!type_ok) {
+    *problem = path_ + ": ELF type " + std::to_string(ehdr.e_type) + " is not an executable or shared object";
+    return false;
+  }
+  if (segments_.empty()) {
+    *problem = path_ + ": no PT_LOAD segments (truncated or corrupt ELF?)";
+    return false;
+  }
+  return true;
+}
+
+bool ElfObject::report_to_dwfl(std::string* problem) {
   DwflCallbackState& cs = *callback_state_;
   cs.debuginfo_path = cs.search.debuginfo_path;
   cs.debuginfo_path_ptr = cs.debuginfo_path.empty() ? nullptr : cs.debuginfo_path.data();
@@ -252,9 +262,6 @@ bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
   void** userdata = nullptr;
   dwfl_module_info(module_, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   if (userdata) *userdata = &cs;
-
-  build_symbol_table();
-  debug_file_ = cs.used_debug_file;
   return true;
 }
 

@@ -99,6 +99,10 @@ class ElfObject {
  private:
   ElfObject() = default;
   bool load(std::string_view expected_build_id, std::string* problem);
+  // load()'s steps: the file's ELF header, build-id and PT_LOAD segments
+  // (read without libdwfl), then the libdwfl module for symbols and DWARF.
+  bool read_elf_headers(std::string* problem);
+  bool report_to_dwfl(std::string* problem);
   void build_symbol_table();
   void add_plt_symbols(std::vector<ElfSymbol>& out);
   const std::vector<CuSubprogram>& cu_subprograms(Dwarf_Die* cu) const;

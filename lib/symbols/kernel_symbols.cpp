@@ -39,6 +39,50 @@ bool better(const KernelSymbol& a, char at, const KernelSymbol& b, char bt) {
   return false;  // perf keeps the first (SYMBOL_A) on a full tie
 }
 
+// One "ADDRESS TYPE NAME[\tMODULE]" line of kallsyms.
+struct KallsymsLine {
+  uint64_t addr;
+  char type;
+  std::string_view name, module;
+};
+
+// Throws InputError naming line `lineno` of `source_name` when malformed.
+KallsymsLine parse_kallsyms_line(std::string_view line, size_t lineno, const std::string& source_name) {
+  // addr
+  size_t i = 0;
+  uint64_t addr = 0;
+  int digits = 0;
+  while (i < line.size()) {
+    // By hand rather than isxdigit (a locale-aware call per character,
+    // visible when parsing the 120k lines of /proc/kallsyms).
+    const char c = line[i];
+    int v;
+    if (c >= '0' && c <= '9') v = c - '0';
+    else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') v = (c | 0x20) - 'a' + 10;
+    else break;
+    if (digits >= 16) throw InputError::at_line(source_name, lineno, "kallsyms: address longer than 64 bits");
+    addr = addr * 16 + static_cast<uint64_t>(v);
+    ++digits;
+    ++i;
+  }
+  if (digits == 0 || i + 3 > line.size() || line[i] != ' ' || line[i + 2] != ' ')
+    throw InputError::at_line(source_name, lineno,
+                              "kallsyms: expected 'ADDRESS TYPE NAME', got '" +
+                                  std::string(line.substr(0, 80)) + "'");
+  char type = line[i + 1];
+  std::string_view rest = line.substr(i + 3);
+  std::string_view name = rest, module;
+  size_t tab = rest.find('\t');
+  if (tab != std::string_view::npos) {
+    name = rest.substr(0, tab);
+    module = rest.substr(tab + 1);
+    if (module.size() >= 2 && module.front() == '[' && module.back() == ']')
+      module = module.substr(1, module.size() - 2);
+  }
+  if (name.empty()) throw InputError::at_line(source_name, lineno, "kallsyms: empty symbol name");
+  return KallsymsLine{addr, type, name, module};
+}
+
 }  // namespace
 
 KallsymsTable KallsymsTable::parse(std::string text, const std::string& source_name) {
@@ -57,43 +101,14 @@ KallsymsTable KallsymsTable::parse(std::string text, const std::string& source_n
     ++lines;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    // addr
-    size_t i = 0;
-    uint64_t addr = 0;
-    int digits = 0;
-    while (i < line.size()) {
-      // By hand rather than isxdigit (a locale-aware call per character,
-      // visible when parsing the 120k lines of /proc/kallsyms).
-      const char c = line[i];
-      int v;
-      if (c >= '0' && c <= '9') v = c - '0';
-      else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') v = (c | 0x20) - 'a' + 10;
-      else break;
-      if (digits >= 16) throw InputError::at_line(source_name, lines, "kallsyms: address longer than 64 bits");
-      addr = addr * 16 + static_cast<uint64_t>(v);
-      ++digits;
-      ++i;
-    }
-    if (digits == 0 || i + 3 > line.size() || line[i] != ' ' || line[i + 2] != ' ')
-      throw InputError::at_line(source_name, lines,
-                                "kallsyms: expected 'ADDRESS TYPE NAME', got '" +
-                                    std::string(line.substr(0, 80)) + "'");
-    char type = line[i + 1];
-    std::string_view rest = line.substr(i + 3);
-    std::string_view name = rest, module;
-    size_t tab = rest.find('\t');
-    if (tab != std::string_view::npos) {
-      name = rest.substr(0, tab);
-      module = rest.substr(tab + 1);
-      if (module.size() >= 2 && module.front() == '[' && module.back() == ']')
-        module = module.substr(1, module.size() - 2);
-    }
-    if (name.empty()) throw InputError::at_line(source_name, lines, "kallsyms: empty symbol name");
+    KallsymsLine l = parse_kallsyms_line(line, lines, source_name);
+    const uint64_t addr = l.addr;
+    const char type = l.type;
     ++total;
     if (addr != 0) ++nonzero;
     char up = static_cast<char>(type & ~0x20);  // ASCII upper case: only letters matter below
     if (up != 'T' && up != 'W' && up != 'D' && up != 'B') continue;
-    parsed.push_back({addr, addr, name, module, type});
+    parsed.push_back({addr, addr, l.name, l.module, type});
   }
   if (total > 0 && nonzero == 0) {
     t.all_zero_ = true;

@@ -1,6 +1,7 @@
 #include "traces/exporters.h"
 
 #include "diagnostics/terminal_text.h"
+#include "diagnostics/utf8.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,27 +29,6 @@ std::string speedscope_unit(const std::string& units) {
 }
 
 namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t utf8_length(std::string_view s, size_t i) {
-  auto c = static_cast<unsigned char>(s[i]);
-  size_t n;
-  uint32_t min;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) n = 2, min = 0x80;
-  else if ((c & 0xF0) == 0xE0) n = 3, min = 0x800;
-  else if ((c & 0xF8) == 0xF0) n = 4, min = 0x10000;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  uint32_t cp = c & (0x7F >> n);
-  for (size_t k = 1; k < n; ++k) {
-    auto d = static_cast<unsigned char>(s[i + k]);
-    if ((d & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (d & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
 
 void append_number(std::string& out, double v) {
   if (!std::isfinite(v)) v = 0;
@@ -98,7 +78,7 @@ void append_json_string(std::string& out, std::string_view s) {
     } else if (c < 0x80) {
       out += char(c);
       ++i;
-    } else if (size_t n = utf8_length(s, i)) {
+    } else if (size_t n = utf8_sequence_length(s, i)) {
       out.append(s.data() + i, n);
       i += n;
     } else {

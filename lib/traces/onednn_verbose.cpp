@@ -84,34 +84,7 @@ OnednnVerboseParser::Kind OnednnVerboseParser::parse(std::string_view line, Oned
   if (marker.empty()) return Kind::NotVerbose;
   split_commas(line, fields_);
   const auto& f = fields_;
-
-  // A template line names the fields: "...,info,prim_template:operation,engine,..."
-  // (DNNL 1.3+, oneDNN 2.x) or "...,primitive,info,template:timestamp,operation,..." (3.x).
-  for (size_t i = 1; i < f.size() && i < 5; ++i) {
-    std::string_view first;
-    if (starts_with(f[i], "prim_template:")) first = f[i].substr(14);
-    else if (starts_with(f[i], "template:")) first = f[i].substr(9);
-    else continue;
-    std::vector<std::string_view> names{first};
-    for (size_t j = i + 1; j < f.size(); ++j) names.push_back(f[j]);
-    int op = -1;
-    for (size_t j = 0; j < names.size(); ++j)
-      if (names[j] == "operation") op = int(j);
-    if (op < 0) return Kind::Other;
-    auto at = [&](std::string_view name) {
-      for (size_t j = 0; j < names.size(); ++j)
-        if (names[j] == name) return int(j) - op;
-      return -1;
-    };
-    engine_ = at("engine");
-    primitive_ = at("primitive");
-    implementation_ = at("implementation");
-    prop_kind_ = at("prop_kind");
-    problem_ = at("problem_desc");
-    time_ = at("exec_time");
-    have_template_ = primitive_ > 0 && implementation_ > 0 && time_ > 0;
-    return Kind::Other;
-  }
+  if (read_template()) return Kind::Other;
 
   // The operation field: after the marker come an optional version ("v1"),
   // an optional timestamp and an optional component ("primitive").
@@ -128,6 +101,48 @@ OnednnVerboseParser::Kind OnednnVerboseParser::parse(std::string_view line, Oned
 
   out = OnednnExec{};
   out.marker = marker;
+  Kind k = read_exec(exec, out);
+  if (k == Kind::Exec && out.primitive.empty()) {
+    error_ = "exec line without a primitive name";
+    return Kind::Malformed;
+  }
+  return k;
+}
+
+bool OnednnVerboseParser::read_template() {
+  const auto& f = fields_;
+  // A template line names the fields: "...,info,prim_template:operation,engine,..."
+  // (DNNL 1.3+, oneDNN 2.x) or "...,primitive,info,template:timestamp,operation,..." (3.x).
+  for (size_t i = 1; i < f.size() && i < 5; ++i) {
+    std::string_view first;
+    if (starts_with(f[i], "prim_template:")) first = f[i].substr(14);
+    else if (starts_with(f[i], "template:")) first = f[i].substr(9);
+    else continue;
+    std::vector<std::string_view> names{first};
+    for (size_t j = i + 1; j < f.size(); ++j) names.push_back(f[j]);
+    int op = -1;
+    for (size_t j = 0; j < names.size(); ++j)
+      if (names[j] == "operation") op = int(j);
+    if (op < 0) return true;
+    auto at = [&](std::string_view name) {
+      for (size_t j = 0; j < names.size(); ++j)
+        if (names[j] == name) return int(j) - op;
+      return -1;
+    };
+    engine_ = at("engine");
+    primitive_ = at("primitive");
+    implementation_ = at("implementation");
+    prop_kind_ = at("prop_kind");
+    problem_ = at("problem_desc");
+    time_ = at("exec_time");
+    have_template_ = primitive_ > 0 && implementation_ > 0 && time_ > 0;
+    return true;
+  }
+  return false;
+}
+
+OnednnVerboseParser::Kind OnednnVerboseParser::read_exec(size_t exec, OnednnExec& out) {
+  const auto& f = fields_;
   size_t n = f.size();
   if (have_template_) {
     auto field = [&](int off) -> std::string_view {
@@ -147,25 +162,21 @@ OnednnVerboseParser::Kind OnednnVerboseParser::parse(std::string_view line, Oned
       error_ = "exec time '" + std::string(f[n - 1].substr(0, 40)) + "' is not a number of milliseconds";
       return Kind::Malformed;
     }
-  } else {
-    size_t e = exec + 1;
-    if (e < n && (f[e] == "cpu" || f[e] == "gpu")) out.engine = f[e++];
-    // PRIM, IMPL, PROP, at least one descriptor field, PROBLEM, TIME.
-    if (n < e + 6) {
-      error_ = "exec line with only " + std::to_string(n) + " fields";
-      return Kind::Malformed;
-    }
-    out.primitive = f[e];
-    out.implementation = f[e + 1];
-    out.prop_kind = f[e + 2];
-    out.problem = f[n - 2];
-    if (!parse_ms(f[n - 1], out.time_ms)) {
-      error_ = "exec time '" + std::string(f[n - 1].substr(0, 40)) + "' is not a number of milliseconds";
-      return Kind::Malformed;
-    }
+    return Kind::Exec;
   }
-  if (out.primitive.empty()) {
-    error_ = "exec line without a primitive name";
+  size_t e = exec + 1;
+  if (e < n && (f[e] == "cpu" || f[e] == "gpu")) out.engine = f[e++];
+  // PRIM, IMPL, PROP, at least one descriptor field, PROBLEM, TIME.
+  if (n < e + 6) {
+    error_ = "exec line with only " + std::to_string(n) + " fields";
+    return Kind::Malformed;
+  }
+  out.primitive = f[e];
+  out.implementation = f[e + 1];
+  out.prop_kind = f[e + 2];
+  out.problem = f[n - 2];
+  if (!parse_ms(f[n - 1], out.time_ms)) {
+    error_ = "exec time '" + std::string(f[n - 1].substr(0, 40)) + "' is not a number of milliseconds";
     return Kind::Malformed;
   }
   return Kind::Exec;

@@ -43,6 +43,12 @@ class OnednnVerboseParser {
   const std::string& error() const { return error_; }
 
  private:
+  // A template line ("...,info,prim_template:operation,engine,..."): learns
+  // the field offsets and returns true; false for any other line.
+  bool read_template();
+  // The fields of an exec line, "exec" at fields_[exec].
+  Kind read_exec(size_t exec, OnednnExec& out);
+
   // Offsets from the "exec" field, from a template line (-1 = unknown).
   int engine_ = -1, primitive_ = -1, implementation_ = -1, prop_kind_ = -1, problem_ = -1, time_ = -1;
   bool have_template_ = false;

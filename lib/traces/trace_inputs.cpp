@@ -76,17 +76,6 @@ void fold_one(const std::string& path, TraceInputKind kind, const TraceFoldOptio
   }
 }
 
-// Adds every stack of `p` to `into` below a frame `label`.
-void merge_under(FoldedProfile& into, const FoldedProfile& p, const std::string& label) {
-  std::vector<FrameId> frames;
-  FrameId top = into.intern(label);
-  p.for_each_stack([&](const std::vector<FrameId>& f, double w) {
-    frames.assign(1, top);
-    for (FrameId id : f) frames.push_back(into.intern(p.frame_name(id)));
-    into.add(frames, w);
-  });
-}
-
 }  // namespace
 
 FoldedProfile fold_trace_input(const std::string& path, TraceInputKind kind, const TraceFoldOptions& options,
@@ -128,34 +117,39 @@ FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const std
         label += " (" + (slash == std::string::npos ? path : path.substr(slash + 1)) + ")";
       }
     }
-    merge_under(out, p, label);
+    out.merge(p, label);
     out.units = p.units;
   }
   return out;
 }
 
-void register_trace_loaders() {
-  static bool done = false;
-  if (done) return;
-  done = true;
-  auto loader = [](TraceInputKind kind) {
-    return [kind](const std::string& path, FoldedProfile& into, const ProfileLoadOptions& lo) {
-      TraceFoldOptions o;
-      o.lenient = lo.lenient;
-      fold_one(path, kind, o, into, nullptr, [&](const std::string& w) {
-        if (lo.warn) lo.warn(w);
-        else std::fprintf(stderr, "fgtool: %s: %s\n", terminal_safe(path).c_str(), terminal_safe(w).c_str());
-      });
-    };
+namespace {
+ProfileLoader::Load trace_loader(TraceInputKind kind) {
+  return [kind](const std::string& path, FoldedProfile& into, const ProfileLoadOptions& lo) {
+    TraceFoldOptions o;
+    o.lenient = lo.lenient;
+    fold_one(path, kind, o, into, nullptr, [&](const std::string& w) {
+      if (lo.warn) lo.warn(w);
+      else std::fprintf(stderr, "fgtool: %s: %s\n", terminal_safe(path).c_str(), terminal_safe(w).c_str());
+    });
   };
-  register_profile_loader(ProfileLoader{"Chrome trace JSON",
-                                        [](std::string_view h) {
-                                          return detect_trace_input_head(h) == TraceInputKind::ChromeTrace;
-                                        },
-                                        loader(TraceInputKind::ChromeTrace)});
-  register_profile_loader(ProfileLoader{"oneDNN verbose log",
-                                        [](std::string_view h) { return looks_like_onednn_verbose(h); },
-                                        loader(TraceInputKind::OnednnVerbose)});
+}
+}  // namespace
+
+void register_chrome_trace_loader() {
+  register_profile_loader(ProfileLoader{
+      "Chrome trace JSON",
+      [](std::string_view h) { return detect_trace_input_head(h) == TraceInputKind::ChromeTrace; },
+      trace_loader(TraceInputKind::ChromeTrace)});
+}
+
+void register_onednn_verbose_loader() {
+  // Through detect_trace_input_head, as `fgtool fold` decides: gzip'ed logs
+  // are recognised too, and a head is never both a Chrome trace and a log.
+  register_profile_loader(ProfileLoader{
+      "oneDNN verbose log",
+      [](std::string_view h) { return detect_trace_input_head(h) == TraceInputKind::OnednnVerbose; },
+      trace_loader(TraceInputKind::OnednnVerbose)});
 }
 
 }  // namespace fg

@@ -45,8 +45,9 @@ FoldedProfile fold_trace_inputs(const std::vector<std::string>& paths, const std
                                 const TraceFoldOptions& options,
                                 const std::function<void(const std::string& path, const std::string& warning)>& warn);
 
-// Registers the Chrome trace and oneDNN verbose loaders with
-// fg::register_profile_loader (once; later calls do nothing).
-void register_trace_loaders();
+// The Chrome trace and oneDNN verbose log loaders (plain or gzip), for
+// fg::register_profile_loader's list (apps/fgtool/input_formats.cpp orders them).
+void register_chrome_trace_loader();
+void register_onednn_verbose_loader();
 
 }  // namespace fg

@@ -114,6 +114,33 @@ TEST(FoldedProfile, MergeReinternsAndScales) {
   EXPECT_EQ(a.frame_object(a.find_frame("x")), "");
 }
 
+TEST(FoldedProfile, MergeUnderPutsEveryStackBelowOneMoreRoot) {
+  FoldedProfile all, r0, r1;
+  r0.add_stack("main;gemm", 3);
+  r0.add_stack("main", 1);
+  r0.set_frame_object(r0.intern("gemm"), "/usr/lib/libdnnl.so");
+  r1.add_stack("main;gemm", 2);
+  r1.add_stack("rank 0;x", 0.5);  // a frame named like a root: stays below r1's root
+  all.merge(r0, "rank 0");
+  all.merge(r1, "rank 1", 2.0);
+  all.merge(r0, "rank 0");  // a second input under the same root adds up
+  all.finalize();
+  auto s = stacks_of(all);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].first, "rank 0;main");
+  EXPECT_DOUBLE_EQ(s[0].second, 2);
+  EXPECT_EQ(s[1].first, "rank 0;main;gemm");
+  EXPECT_DOUBLE_EQ(s[1].second, 6);
+  EXPECT_EQ(s[2].first, "rank 1;main;gemm");
+  EXPECT_DOUBLE_EQ(s[2].second, 4);
+  EXPECT_EQ(s[3].first, "rank 1;rank 0;x");
+  EXPECT_DOUBLE_EQ(s[3].second, 1);
+  EXPECT_DOUBLE_EQ(all.total(), 13);
+  EXPECT_EQ(all.frame_object(all.find_frame("gemm")), "/usr/lib/libdnnl.so");
+  // The root itself carries no weight of its own.
+  EXPECT_EQ(all.node(all.find_child(0, all.find_frame("rank 0"))).self, 0);
+}
+
 TEST(FoldedProfile, ChildrenAndPath) {
   FoldedProfile p;
   p.add_stack("m;b", 1);

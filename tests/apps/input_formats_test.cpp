@@ -1,0 +1,139 @@
+// The input formats registered by apps/fgtool/input_formats.cpp: their fixed
+// lookup order, detection by content whatever the file is called, and that
+// the fgtool binary reads every format the same way the library does.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "folded_text.h"
+#include "folded/profile_loader.h"
+#include "input_formats.h"
+#include "test_support.h"
+
+namespace fg {
+namespace {
+
+using test::testdata;
+
+const std::vector<std::string> kOrder = {"perf.data", "pprof", "oneDNN verbose log", "Chrome trace JSON",
+                                         "perf script text"};
+
+struct Fixture {
+  std::string path;    // under testdata/
+  std::string format;  // the loader that must claim it; "" = folded text (no loader)
+};
+
+// One or more real files of every format fgtool reads (each fixture's README says how it was made).
+const std::vector<Fixture> kFixtures = {
+    {"folded/small.folded", ""},
+    {"folded/crlf.folded", ""},
+    {"folded/perf-python.folded", ""},
+    {"fold/fp_static.data", "perf.data"},
+    {"perf/pipe.data", "perf.data"},  // perf record -o - (pipe mode)
+    {"perf/zstd.data", "perf.data"},
+    {"pprof/fp_static.pb", "pprof"},
+    {"pprof/fp_static.pb.gz", "pprof"},
+    {"pprof/go_merged.pb.gz", "pprof"},
+    {"traces/onednn_v3.log", "oneDNN verbose log"},
+    {"traces/dnnl_v1.log", "oneDNN verbose log"},
+    {"traces/mkldnn_v0.log", "oneDNN verbose log"},
+    {"traces/nested.json", "Chrome trace JSON"},
+    {"traces/mlp_train_trace.json", "Chrome trace JSON"},
+    {"traces/mlp_cpu_run.trace.json.gz", "Chrome trace JSON"},
+    {"collapse/fp.txt", "perf script text"},
+    {"collapse/dwarf.txt", "perf script text"},
+};
+
+// Loads with the loaders' warnings (e.g. dnnl_v1.log's malformed line) kept quiet.
+FoldedProfile load_quietly(const std::string& path) {
+  ProfileLoadOptions o;
+  o.warn = [](const std::string&) {};
+  return load_profile(path, o);
+}
+
+class InputFormats : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cli::register_input_formats(); }
+};
+
+TEST_F(InputFormats, OrderIsFixedAndRegisteringTwiceChangesNothing) {
+  EXPECT_EQ(profile_loader_names(), kOrder);
+  cli::register_input_formats();
+  EXPECT_EQ(profile_loader_names(), kOrder);
+}
+
+// A name the format does not suggest: each file is copied to names of other
+// formats (and none), so only its content can decide.
+TEST_F(InputFormats, EachFormatIsDetectedByContentWhateverItsName) {
+  std::string dir = test::temp_dir();
+  const std::vector<std::string> names = {"input", "input.folded", "input.data", "input.json", "input.txt", "x.pb.gz"};
+  for (const Fixture& f : kFixtures) {
+    SCOPED_TRACE(f.path);
+    std::string bytes = test::read_file(testdata(f.path));
+    ASSERT_FALSE(bytes.empty());
+    std::string expected = test::folded_text(load_quietly(testdata(f.path)));
+    EXPECT_NE(expected.find('\n'), std::string::npos) << "the fixture folds to nothing";
+    for (const std::string& name : names) {
+      SCOPED_TRACE(name);
+      std::string copy = dir + "/" + name;
+      test::write_file(copy, bytes);
+      std::string head = read_file_head(copy);
+      const ProfileLoader* l = find_profile_loader(head);
+      EXPECT_EQ(l ? l->name : "", f.format);
+      // Exactly one format claims each real file: the order never decides for them.
+      std::vector<std::string> all = profile_loaders_matching(head);
+      EXPECT_EQ(all, f.format.empty() ? std::vector<std::string>{} : std::vector<std::string>{f.format});
+      EXPECT_EQ(test::folded_text(load_quietly(copy)), expected);
+    }
+  }
+}
+
+// Gzip'ed text formats are told apart by their inflated start, whatever
+// the file is called: folded text (no loader), oneDNN logs, Chrome traces.
+TEST_F(InputFormats, GzipTextIsDetectedByItsInflatedContent) {
+  std::string dir = test::temp_dir();
+  const std::vector<Fixture> plain = {{"folded/small.folded", ""},
+                                      {"traces/onednn_v3.log", "oneDNN verbose log"},
+                                      {"traces/nested.json", "Chrome trace JSON"}};
+  for (const Fixture& f : plain) {
+    SCOPED_TRACE(f.path);
+    std::string gz = dir + "/input.pb.gz";  // named like pprof
+    auto r = test::run_shell("gzip -c " + test::shell_quote(testdata(f.path)) + " > " + test::shell_quote(gz));
+    ASSERT_EQ(r.status, 0) << r.err;
+    const ProfileLoader* l = find_profile_loader(read_file_head(gz));
+    EXPECT_EQ(l ? l->name : "", f.format);
+    EXPECT_EQ(test::folded_text(load_quietly(gz)), test::folded_text(load_quietly(testdata(f.path))));
+  }
+}
+
+// Where two predicates accept the same bytes, the earlier format wins: a
+// oneDNN verbose log captured together with perf script output.
+TEST_F(InputFormats, TheEarlierFormatWinsWhereTwoMatch) {
+  std::string head =
+      "python 123 [000] 1.000000: 1000 cpu-clock:\n"
+      "\t    1234 main+0x10 (/usr/bin/python3)\n"
+      "\n"
+      "onednn_verbose,v1,info,oneDNN v3.13.0\n";
+  std::vector<std::string> all = profile_loaders_matching(head);
+  ASSERT_EQ(all, (std::vector<std::string>{"oneDNN verbose log", "perf script text"}));
+  ASSERT_NE(find_profile_loader(head), nullptr);
+  EXPECT_EQ(find_profile_loader(head)->name, "oneDNN verbose log");
+}
+
+// The binary registers the same formats: `fgtool merge` of each renamed
+// fixture writes what the library loads from it.
+TEST_F(InputFormats, TheCliReadsEveryFormatByContent) {
+  std::string dir = test::temp_dir();
+  for (const Fixture& f : kFixtures) {
+    SCOPED_TRACE(f.path);
+    std::string copy = dir + "/renamed";
+    test::write_file(copy, test::read_file(testdata(f.path)));
+    auto r = test::run_shell(test::shell_quote(test::fgtool_bin()) + " merge " + test::shell_quote(copy) + " -o - 2>/dev/null");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, test::folded_text(load_quietly(copy)));
+  }
+}
+
+}  // namespace
+}  // namespace fg
