@@ -70,7 +70,7 @@ void parse_build_id_entry(uint16_t misc, const uint8_t* body, size_t body_size, 
   info.build_ids.push_back(std::move(e));
 }
 
-// Long on purpose: one short case per feature section, each next to its
+// Long function: one short case per feature section, each next to its
 // on-disk layout (tools/perf/util/header.c); a table of functions would only
 // add indirection.
 void parse_feature(int feature, const uint8_t* p, size_t size, PerfFileInfo& info,

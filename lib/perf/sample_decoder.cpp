@@ -97,7 +97,7 @@ FG_KEEP_LOOP void reset(Sample& s) {
 
 }  // namespace
 
-// Long on purpose: one step per sample_type bit in the kernel's field order
+// Long function: one step per sample_type bit in the kernel's field order
 // (perf_event_open(2)), which is what a reader checks it against; split up,
 // the order would be spread over several functions.
 void decode_sample(const EventAttr& a, const uint8_t* rec, size_t size, Sample& s) {

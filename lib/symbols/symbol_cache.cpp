@@ -201,6 +201,60 @@ std::string_view SymbolCache::display_name(std::string_view raw) {
   return intern(name);
 }
 
+// The files that may hold the object, best first: perf's build-id cache
+// (both layouts), then --symfs, then the recorded path itself.
+std::vector<SymbolCache::ObjectCandidate> SymbolCache::candidate_files(const std::string& build_id,
+                                                                       const std::string& path, bool vdso) const {
+  std::vector<ObjectCandidate> candidates;
+  const std::string elf_name = vdso ? "vdso" : "elf";
+  if (!build_id.empty() && !options_.buildid_dir.empty()) {
+    std::string hex = build_id_hex(build_id);
+    std::string link = options_.buildid_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
+    if (is_dir(link)) {
+      candidates.push_back({link + "/" + elf_name, link + "/debug"});
+    } else if (is_file(link)) {  // older perf: the link points at the file itself
+      candidates.push_back({link, link + ".debug"});
+    }
+    std::string dir = options_.buildid_dir + (path.front() == '/' ? "" : "/") + path + "/" + hex;
+    if (is_dir(dir)) candidates.push_back({dir + "/" + elf_name, dir + "/debug"});
+  }
+  if (is_file_backed_path(path)) {  // path is without " (deleted)" here
+    if (!options_.symfs.empty()) candidates.push_back({options_.symfs + (path.front() == '/' ? "" : "/") + path, ""});
+    candidates.push_back({path, ""});
+  }
+  return candidates;
+}
+
+// A [vdso] not in the build-id cache (perf record --no-buildid-cache): this
+// machine's own vdso is the recorded one when the kernel build is the same,
+// i.e. the build-ids match. Its image goes to a temporary file, kept until the
+// cache goes (the unwinder opens resolved_elf_path() too).
+void SymbolCache::open_live_vdso(Object& obj, const DebugSearch& search, std::string& problems) {
+  std::string image = live_vdso_image();
+  if (!image.empty() && build_id_of_image(image) == obj.build_id) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/fgtool-vdso-XXXXXX";
+    int fd = ::mkstemp(name.data());
+    if (fd >= 0) {
+      bool written = ::write(fd, image.data(), image.size()) == static_cast<ssize_t>(image.size());
+      ::close(fd);
+      std::string problem;
+      if (written) obj.elf = ElfObject::open(name, obj.build_id, search, &problem);
+      // Kept until the cache goes: the unwinder opens resolved_elf_path() too.
+      if (obj.elf) {
+        problems.clear();
+        temp_files_.push_back(name);
+      } else {
+        ::unlink(name.c_str());
+      }
+    }
+  } else if (!image.empty()) {
+    if (!problems.empty()) problems += "; ";
+    problems += "this machine's vdso has build-id " + build_id_hex(build_id_of_image(image)) +
+                ", recording has " + build_id_hex(obj.build_id);
+  }
+}
+
 std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& key) {
   auto obj = std::make_unique<Object>();
   obj->path = std::string(key.path);
@@ -218,33 +272,14 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
   if (path.size() > kDeleted.size() && path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0)
     path.resize(path.size() - kDeleted.size());
 
-  struct Candidate {
-    std::string file, debug;
-  };
-  std::vector<Candidate> candidates;
   const bool vdso = path == "[vdso]";
-  const std::string elf_name = vdso ? "vdso" : "elf";
-  if (!obj->build_id.empty() && !options_.buildid_dir.empty()) {
-    std::string hex = build_id_hex(obj->build_id);
-    std::string link = options_.buildid_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
-    if (is_dir(link)) {
-      candidates.push_back({link + "/" + elf_name, link + "/debug"});
-    } else if (is_file(link)) {  // older perf: the link points at the file itself
-      candidates.push_back({link, link + ".debug"});
-    }
-    std::string dir = options_.buildid_dir + (path.front() == '/' ? "" : "/") + path + "/" + hex;
-    if (is_dir(dir)) candidates.push_back({dir + "/" + elf_name, dir + "/debug"});
-  }
-  if (is_file_backed_path(path)) {  // path is without " (deleted)" here
-    if (!options_.symfs.empty()) candidates.push_back({options_.symfs + (path.front() == '/' ? "" : "/") + path, ""});
-    candidates.push_back({path, ""});
-  }
+  const std::vector<ObjectCandidate> candidates = candidate_files(obj->build_id, path, vdso);
 
   DebugSearch search;
   if (!options_.symfs.empty()) search.debuginfo_path = ":.debug:" + options_.symfs + "/usr/lib/debug:/usr/lib/debug";
   std::string problems;
   std::string last_tried;
-  for (const Candidate& c : candidates) {
+  for (const ObjectCandidate& c : candidates) {
     if (c.file == last_tried) continue;
     last_tried = c.file;
     search.cached_debug_file = c.debug;
@@ -254,33 +289,7 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
     if (!problems.empty()) problems += "; ";
     problems += problem;
   }
-  if (!obj->elf && vdso && !obj->build_id.empty()) {
-    // Not in the build-id cache (perf record --no-buildid-cache): our own vdso is the
-    // recorded one when the kernel build is the same, i.e. the build-ids match.
-    std::string image = live_vdso_image();
-    if (!image.empty() && build_id_of_image(image) == obj->build_id) {
-      const char* tmp = std::getenv("TMPDIR");
-      std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/fgtool-vdso-XXXXXX";
-      int fd = ::mkstemp(name.data());
-      if (fd >= 0) {
-        bool written = ::write(fd, image.data(), image.size()) == static_cast<ssize_t>(image.size());
-        ::close(fd);
-        std::string problem;
-        if (written) obj->elf = ElfObject::open(name, obj->build_id, search, &problem);
-        // Kept until the cache goes: the unwinder opens resolved_elf_path() too.
-        if (obj->elf) {
-          problems.clear();
-          temp_files_.push_back(name);
-        } else {
-          ::unlink(name.c_str());
-        }
-      }
-    } else if (!image.empty()) {
-      if (!problems.empty()) problems += "; ";
-      problems += "this machine's vdso has build-id " + build_id_hex(build_id_of_image(image)) +
-                  ", recording has " + build_id_hex(obj->build_id);
-    }
-  }
+  if (!obj->elf && vdso && !obj->build_id.empty()) open_live_vdso(*obj, search, problems);
   if (!obj->elf) {
     if (!problems.empty())
       obj->problem = problems;

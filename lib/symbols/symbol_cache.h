@@ -173,6 +173,11 @@ class SymbolCache {
   std::string_view symbol_name(Object& obj, size_t index);
   std::string_view display_name(std::string_view raw_name);
   std::unique_ptr<Object> open_object(const ObjectKey& key);
+  struct ObjectCandidate {
+    std::string file, debug;  // the ELF, and a cached debug file beside it ("" = search)
+  };
+  std::vector<ObjectCandidate> candidate_files(const std::string& build_id, const std::string& path, bool vdso) const;
+  void open_live_vdso(Object& obj, const DebugSearch& search, std::string& problems);
 
   SymbolOptions options_;
   std::vector<std::unique_ptr<Object>> objects_;

@@ -14,8 +14,11 @@
 #include <cstring>
 
 #include "perf/perf_records.h"
+#include "unwind/dwarf_unwinder_state.h"
 
 namespace fg {
+
+using namespace unwind_state;
 
 const char* to_string(UnwindOutcome outcome) {
   switch (outcome) {
@@ -37,12 +40,6 @@ const char* to_string(UnwindOutcome outcome) {
 
 namespace {
 
-// x86 perf register numbers (arch/x86/include/uapi/asm/perf_regs.h).
-constexpr int kPerfRegSp = 7, kPerfRegIp = 8;
-// x86_64 DWARF register i (0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp,
-// 7 rsp, 8-15 r8-r15, 16 return address = rip) is perf register kDwarfToPerf[i].
-constexpr int kDwarfToPerf[17] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
-constexpr uint64_t kKernelStart = 0xffff800000000000ull;  // x86_64 canonical upper half
 
 // libdwfl's standard lookup (build-id dirs, .gnu_debuglink), then the perf
 // build-id cache layout, where `debug` sits next to the cached `elf`.
@@ -81,119 +78,6 @@ UserStackSample UserStackSample::from(const Sample& s) {
   if (u.stack == nullptr) u.stack_size = 0;
   return u;
 }
-
-struct DwarfUnwinder::CallbackTable {
-  std::string debuginfo_path;
-  char* debuginfo_path_ptr = nullptr;
-  Dwfl_Callbacks callbacks{};
-};
-
-struct DwarfUnwinder::ElfFile {
-  std::string path;
-  int fd = -1;
-  bool usable = false;
-  uint16_t type = 0;     // ET_EXEC, ET_DYN
-  uint16_t machine = 0;  // EM_X86_64, ...
-  struct Load {
-    uint64_t offset, vaddr, filesz, memsz, align;
-  };
-  std::vector<Load> loads;
-  ~ElfFile() {
-    if (fd >= 0) close(fd);
-  }
-
-  // Load bias of the module for `address` in mapping m: from the PT_LOAD that
-  // holds the address's exact file offset (not start - pgoff, which is wrong
-  // when p_vaddr != p_offset, as with lld and mold).
-  bool bias_for(const MapEntry& m, uint64_t address, uint64_t* bias) const {
-    if (type == ET_EXEC) {
-      *bias = 0;
-      return true;
-    }
-    uint64_t file_off = m.file_offset(address);
-    for (const Load& l : loads) {
-      if (file_off >= l.offset && file_off - l.offset < l.filesz) {
-        *bias = address - (file_off - l.offset + l.vaddr);
-        return true;
-      }
-    }
-    // Not inside any segment's file bytes (a gap or bss): fall back to the
-    // segment whose page-aligned range holds it.
-    for (const Load& l : loads) {
-      uint64_t align = l.align > 1 ? l.align : 4096;
-      uint64_t off0 = l.offset & ~(align - 1);
-      if (file_off >= off0 && file_off < l.offset + std::max(l.filesz, l.memsz)) {
-        *bias = address - (file_off - l.offset + l.vaddr);
-        return true;
-      }
-    }
-    return false;
-  }
-};
-
-struct DwarfUnwinder::ProcessState {
-  DwarfUnwinder* owner = nullptr;
-  int32_t pid = 0;
-  Dwfl* dwfl = nullptr;
-  bool attached = false;
-  bool dirty = false;  // a module conflicted with the maps: rebuild before the next sample
-  uint64_t incarnation = 0;
-  uint64_t generation_seen = 0;
-  uint64_t last_used = 0;
-  const ProcessMaps* maps = nullptr;
-  struct Reported {
-    uint64_t low, high;
-    const MapEntry* entry;  // the mapping it was reported for
-  };
-  std::vector<Reported> reported;  // sorted by low
-  std::vector<const MapEntry*> failed;  // mappings whose ELF could not be reported
-
-  // The sample being unwound.
-  const UserStackSample* sample = nullptr;
-  uint64_t sp = 0;
-  std::vector<UnwindFrame>* frames = nullptr;
-  UnwindOutcome stop = UnwindOutcome::complete;
-  bool stopped = false;  // frame callback chose to stop (stop holds why)
-  uint64_t last_pc = 0;
-  uint64_t last_sp = 0;
-  bool last_pc_has_module = true;
-  bool last_is_return = false;
-  bool memory_failed = false;    // a read was refused in the current step
-  bool read_above_copy = false;  // ... at an address above the copied stack
-  // Whether perf would print its "[unknown]" marker where the current step
-  // failed, once known (perf_marks_cut_short); decided in the frame callback
-  // while the frame's registers are still at hand.
-  bool perf_verdict_known = false;
-  bool perf_marks = true;
-
-  ~ProcessState() {
-    if (dwfl != nullptr) dwfl_end(dwfl);
-  }
-
-  const Reported* reported_at(uint64_t address) const {
-    auto it = std::upper_bound(reported.begin(), reported.end(), address,
-                               [](uint64_t a, const Reported& r) { return a < r.low; });
-    if (it == reported.begin()) return nullptr;
-    --it;
-    return address < it->high ? &*it : nullptr;
-  }
-};
-
-// Register values of the frame being unwound from: a libdwfl frame state, or
-// the sample's own registers for the initial frame.
-struct DwarfUnwinder::RegisterSource {
-  Dwfl_Frame* frame = nullptr;
-  const UserStackSample* sample = nullptr;
-  bool get(unsigned dwarf_reg, uint64_t* value) const {
-    if (frame != nullptr) {
-      Dwarf_Word v = 0;
-      if (dwfl_frame_reg(frame, dwarf_reg, &v) != 0) return false;
-      *value = v;
-      return true;
-    }
-    return sample != nullptr && dwarf_reg < 17 && sample->reg(kDwarfToPerf[dwarf_reg], value);
-  }
-};
 
 // The libdwfl thread callbacks; dwfl_arg is the ProcessState.
 struct UnwindCallbacks {
@@ -512,150 +396,6 @@ bool DwarfUnwinder::read_file_word(ProcessState& ps, uint64_t address, uint64_t*
   if (f == nullptr) return false;
   return pread(f->fd, out, sizeof(uint64_t), static_cast<off_t>(m->file_offset(address))) ==
          static_cast<ssize_t>(sizeof(uint64_t));
-}
-
-// perf script's view of a word outside the register-relative copy. Debian's
-// perf unwinds with libunwind (unwind-libunwind-local.c, access_mem): the copy
-// is [sp, sp + size) but its last word already counts as outside; outside it
-// the word is read from the file of the mapping holding it, and when a
-// mapping holds it but nothing can be read there (the [stack], anonymous
-// memory) the read *succeeds* with 0: access_dso_mem's positive error code,
-// which libunwind takes for success. Only an address in no mapping (or one
-// that wraps) is an error.
-bool DwarfUnwinder::perf_read_word(ProcessState& ps, uint64_t address, uint64_t* out) {
-  const UserStackSample* s = ps.sample;
-  if (s == nullptr || address + sizeof(uint64_t) < address) return false;
-  if (address >= ps.sp && address - ps.sp < s->stack_size &&
-      s->stack_size - (address - ps.sp) > sizeof(uint64_t)) {
-    std::memcpy(out, s->stack + (address - ps.sp), sizeof(uint64_t));
-    return true;
-  }
-  const MapEntry* m = ps.maps->find(address);
-  if (m == nullptr) return false;
-  *out = 0;
-  if (ElfFile* f = elf_for(*m)) {
-    uint64_t v = 0;
-    if (address + sizeof(uint64_t) <= m->end &&
-        pread(f->fd, &v, sizeof v, static_cast<off_t>(m->file_offset(address))) == static_cast<ssize_t>(sizeof v))
-      *out = v;
-  }
-  return true;
-}
-
-// Whether perf script marks a stack whose unwinding ran past the copied user
-// stack with its root-side "ffffffffffffffff [unknown]" frame. libunwind (see
-// perf_read_word) evaluates the caller's CFA and return address with 0 for
-// memory it cannot read: when both can be computed the return address "reads"
-// as 0 and perf prints pc 0 - 1, the marker; when computing them needs a word
-// in no mapping or wraps (a CFA of 0 from a stack-realigning function's
-// DW_OP_deref, minus 8), unw_step fails and the stack just ends; an undefined
-// return address or %rbp ends it cleanly too. libdwfl instead stops without
-// a frame in every case, so the rule is re-evaluated here from the CFI of
-// cfi_pc (the pc libdwfl looked up) and the frame's registers. Anything this
-// does not model (no CFI, an unusual DWARF op) keeps the marker.
-bool DwarfUnwinder::perf_marks_cut_short(ProcessState& ps, uint64_t cfi_pc, const RegisterSource& regs) {
-  Dwfl_Module* mod = dwfl_addrmodule(ps.dwfl, cfi_pc);
-  if (mod == nullptr) return true;
-  Dwarf_Frame* frame = nullptr;
-  Dwarf_Addr bias = 0;
-  Dwarf_CFI* cfi = dwfl_module_eh_cfi(mod, &bias);
-  if (cfi == nullptr || dwarf_cfi_addrframe(cfi, cfi_pc - bias, &frame) != 0) {
-    frame = nullptr;
-    cfi = dwfl_module_dwarf_cfi(mod, &bias);
-    if (cfi == nullptr || dwarf_cfi_addrframe(cfi, cfi_pc - bias, &frame) != 0) return true;
-  }
-  std::unique_ptr<Dwarf_Frame, void (*)(void*)> owned(frame, free);
-
-  enum class Eval { ok, error, unmodelled };
-  // A register libdwfl could not restore is one libunwind would read from a
-  // mapped but unreadable slot: 0.
-  auto reg = [&](unsigned r) {
-    uint64_t v = 0;
-    return regs.get(r, &v) ? v : 0;
-  };
-  auto eval = [&](const Dwarf_Op* ops, size_t nops, uint64_t cfa, uint64_t* result, bool* is_value) {
-    uint64_t stack[16];
-    size_t n = 0;
-    *is_value = false;
-    for (size_t i = 0; i < nops; ++i) {
-      const Dwarf_Op& op = ops[i];
-      uint8_t a = op.atom;
-      if (n >= 15) return Eval::unmodelled;
-      if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
-        stack[n++] = reg(a - DW_OP_breg0) + op.number;
-      } else if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
-        stack[n++] = reg(a - DW_OP_reg0);
-        *is_value = true;
-      } else if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
-        stack[n++] = a - DW_OP_lit0;
-      } else {
-        switch (a) {
-          case DW_OP_bregx: stack[n++] = reg(static_cast<unsigned>(op.number)) + op.number2; break;
-          case DW_OP_regx:
-            stack[n++] = reg(static_cast<unsigned>(op.number));
-            *is_value = true;
-            break;
-          case DW_OP_call_frame_cfa: stack[n++] = cfa; break;
-          case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
-          case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:
-          case DW_OP_constu: case DW_OP_consts:
-            stack[n++] = op.number;
-            break;
-          case DW_OP_dup:
-            if (n < 1) return Eval::unmodelled;
-            stack[n] = stack[n - 1];
-            ++n;
-            break;
-          case DW_OP_plus_uconst:
-            if (n < 1) return Eval::unmodelled;
-            stack[n - 1] += op.number;
-            break;
-          case DW_OP_deref: {
-            if (n < 1) return Eval::unmodelled;
-            uint64_t v = 0;
-            if (!perf_read_word(ps, stack[n - 1], &v)) return Eval::error;
-            stack[n - 1] = v;
-            break;
-          }
-          case DW_OP_plus: case DW_OP_minus: case DW_OP_and: case DW_OP_or: case DW_OP_mul: {
-            if (n < 2) return Eval::unmodelled;
-            uint64_t b = stack[--n], x = stack[n - 1];
-            stack[n - 1] = a == DW_OP_plus ? x + b : a == DW_OP_minus ? x - b : a == DW_OP_and ? (x & b)
-                         : a == DW_OP_or ? (x | b) : x * b;
-            break;
-          }
-          case DW_OP_stack_value: *is_value = true; break;
-          default: return Eval::unmodelled;
-        }
-      }
-    }
-    if (n != 1) return Eval::unmodelled;
-    *result = stack[0];
-    return Eval::ok;
-  };
-
-  Dwarf_Op* ops = nullptr;
-  size_t nops = 0;
-  if (dwarf_frame_cfa(frame, &ops, &nops) != 0) return true;
-  uint64_t cfa = 0;
-  bool is_value = false;
-  Eval e = eval(ops, nops, 0, &cfa, &is_value);
-  if (e != Eval::ok) return e == Eval::unmodelled;
-
-  Dwarf_Op ops_mem[3];
-  // libunwind ends the stack without a frame when %rbp's rule is undefined.
-  if (dwarf_frame_register(frame, 6, ops_mem, &ops, &nops) == 0 && nops == 0 && ops == ops_mem) return false;
-  int ra = dwarf_frame_info(frame, nullptr, nullptr, nullptr);
-  if (ra < 0 || dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) != 0) return true;
-  if (nops == 0) return ops != ops_mem;  // undefined: the outermost frame, no marker
-  uint64_t where = 0;
-  e = eval(ops, nops, cfa, &where, &is_value);
-  if (e != Eval::ok) return e == Eval::unmodelled;
-  uint64_t return_address = where;
-  if (!is_value && !perf_read_word(ps, where, &return_address)) return false;
-  // 0 is the marker; anything else is a frame perf shows and libdwfl could
-  // not read (a word it refuses): keep the marker, the closest fold.
-  return true;
 }
 
 UnwindOutcome DwarfUnwinder::classify_failure(ProcessState& ps) {
