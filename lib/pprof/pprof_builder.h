@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pprof/pprof_gzip.h"  // gzip_bytes, for callers of encode_gzip
+
 namespace fg {
 
 class PprofBuilder {
@@ -72,7 +74,8 @@ class PprofBuilder {
 
   // The encoded Profile message (uncompressed). Not after compress_while_building.
   std::string encode() const;
-  // encode(), gzip-compressed (deterministic: no name, no time in the header).
+  // encode(), gzip-compressed at libdeflate `level` (several members, see
+  // gzip_pieces; deterministic: no name, no time in the header).
   std::string encode_gzip(int level = 1);
   // Compresses full 8 MiB runs of samples on other threads while samples
   // are still being added (each a gzip member; see gzip_bytes), so that
@@ -112,8 +115,5 @@ class PprofBuilder {
   std::string encode_after_samples() const;
   std::string encode_trailer() const;
 };
-
-// gzip-compresses bytes (zlib, deterministic header).
-std::string gzip_bytes(std::string_view data, int level);
 
 }  // namespace fg

@@ -4,7 +4,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <cmath>
@@ -16,6 +15,7 @@
 
 #include "diagnostics/input_error.h"
 #include "folded/profile_loader.h"
+#include "pprof/pprof_gzip.h"
 #include "pprof/profile_fields.h"
 
 namespace fg {
@@ -32,69 +32,6 @@ using protozero::pbf_wire_type;
 uint64_t max_protobuf_bytes(size_t compressed) {
   uint64_t limit = std::max<uint64_t>(uint64_t(256) << 20, uint64_t(compressed) * 200);
   return std::min<uint64_t>(limit, uint64_t(16) << 30);
-}
-
-bool is_gzip(std::string_view d) { return d.size() >= 2 && uint8_t(d[0]) == 0x1f && uint8_t(d[1]) == 0x8b; }
-
-// Inflates a gzip stream (members concatenated as gzip allows). With
-// `partial`, stops quietly at the end of the input or at max_out bytes.
-std::string gunzip(std::string_view in, const std::string& name, bool partial, uint64_t max_out) {
-  z_stream z{};
-  if (inflateInit2(&z, 15 + 16) != Z_OK) throw InputError(name + ": zlib inflateInit2 failed");
-  std::string out;
-  size_t guess = partial ? std::min<uint64_t>(max_out, 64 << 10) : std::min<uint64_t>(max_out, in.size() * 4 + 4096);
-  if (!partial && in.size() >= 18) {
-    // The trailer's ISIZE: the (last) member's size mod 2^32, exact for
-    // the usual single member under 4 GiB; saves regrowing the buffer.
-    uint32_t isize;
-    std::memcpy(&isize, in.data() + in.size() - 4, 4);
-    if (isize > guess && isize <= max_out) guess = isize;
-  }
-  out.resize(guess);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  size_t in_left = in.size();
-  size_t have = 0;
-  for (;;) {
-    if (have == out.size()) {
-      if (out.size() >= max_out) {
-        if (partial) break;
-        inflateEnd(&z);
-        throw InputError(name + ": decompresses to more than " + std::to_string(max_out >> 20) +
-                         " MiB (over 200 times its size); refusing to read it");
-      }
-      out.resize(std::min<uint64_t>(max_out, out.size() * 2));
-    }
-    uInt in_chunk = uInt(std::min<size_t>(in_left, 1u << 30));
-    uInt out_chunk = uInt(std::min<size_t>(out.size() - have, 1u << 30));
-    z.avail_in = in_chunk;
-    z.next_out = reinterpret_cast<Bytef*>(out.data() + have);
-    z.avail_out = out_chunk;
-    int rc = inflate(&z, Z_NO_FLUSH);
-    in_left -= in_chunk - z.avail_in;
-    have += out_chunk - z.avail_out;
-    if (rc == Z_STREAM_END) {
-      if (in_left == 0) break;
-      // Another gzip member follows (or trailing garbage).
-      if (!is_gzip(std::string_view(reinterpret_cast<const char*>(z.next_in), in_left))) break;
-      inflateReset(&z);
-      continue;
-    }
-    if (rc == Z_BUF_ERROR && in_left == 0) {
-      if (partial) break;
-      inflateEnd(&z);
-      throw InputError(name + ": byte " + std::to_string(in.size()) + ": gzip stream is truncated");
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      uint64_t at = in.size() - in_left;
-      std::string msg = z.msg ? z.msg : "error";
-      inflateEnd(&z);
-      if (partial) break;
-      throw InputError(name + ": byte " + std::to_string(at) + ": gzip: " + msg);
-    }
-  }
-  inflateEnd(&z);
-  out.resize(have);
-  return out;
 }
 
 std::string read_whole_file(const std::string& path) {
@@ -692,11 +629,11 @@ bool plausible_profile_prefix(std::string_view d) {
 
 void read_pprof_data(std::string_view data, const std::string& name, FoldedProfile& into, const PprofReadOptions& options,
                      PprofReadInfo* info) {
-  std::string inflated;
+  InflatedBytes inflated;
   std::string_view pb = data;
   if (is_gzip(data)) {
-    inflated = gunzip(data, name, false, max_protobuf_bytes(data.size()));
-    pb = inflated;
+    inflated = gunzip(data, name, max_protobuf_bytes(data.size()));
+    pb = inflated.view();
   }
   PprofParser parser(pb, name, options);
   parser.parse(into, info);
@@ -728,13 +665,7 @@ void read_pprof(const std::string& path, FoldedProfile& into, const PprofReadOpt
 
 bool looks_like_pprof(std::string_view head) {
   if (is_gzip(head)) {
-    std::string inflated;
-    try {
-      inflated = gunzip(head, "head", true, 64 << 10);
-    } catch (const InputError&) {
-      return false;
-    }
-    return plausible_profile_prefix(inflated);
+    return plausible_profile_prefix(gunzip_prefix(head, 64 << 10));
   }
   return plausible_profile_prefix(head);
 }
