@@ -94,7 +94,7 @@ uint64_t PprofBuilder::add_mapping(const Mapping& m) {
   return id;
 }
 
-uint64_t PprofBuilder::function(std::string_view name, std::string_view filename) {
+uint64_t PprofBuilder::function(std::string_view name, std::string_view filename, int64_t start_line) {
   FunctionKey key{string_id(name), string_id(filename)};
   auto it = functions_.find(key);
   if (it != functions_.end()) return it->second;
@@ -108,6 +108,7 @@ uint64_t PprofBuilder::function(std::string_view name, std::string_view filename
     b.add_int64(pf::Function::system_name, key.name);
   }
   if (key.filename) b.add_int64(pf::Function::filename, key.filename);
+  if (start_line) b.add_int64(pf::Function::start_line, start_line);
   return id;
 }
 

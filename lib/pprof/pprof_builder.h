@@ -49,8 +49,8 @@ class PprofBuilder {
 
   // Ids start at 1 (0 means "none" in the format).
   uint64_t add_mapping(const Mapping& m);
-  // One function per (name, filename); deduplicated.
-  uint64_t function(std::string_view name, std::string_view filename = {});
+  // One function per (name, filename); deduplicated (start_line: the first one's).
+  uint64_t function(std::string_view name, std::string_view filename = {}, int64_t start_line = 0);
   // A new location; lines innermost (inlined) first, the caller last.
   uint64_t add_location(uint64_t mapping_id, uint64_t address, const Line* lines, size_t line_count);
 
@@ -71,6 +71,7 @@ class PprofBuilder {
 
   size_t sample_type_count() const { return sample_types_; }
   size_t sample_count() const { return samples_; }
+  size_t function_count() const { return size_t(next_function_ - 1); }
 
   // The encoded Profile message (uncompressed). Not after compress_while_building.
   std::string encode() const;

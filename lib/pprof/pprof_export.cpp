@@ -7,7 +7,9 @@
 
 #include "categories/profile_categories.h"
 #include "pprof/perf_data_collector.h"
+#include "pprof/perf_wall_clock.h"
 #include "pprof/pprof_builder.h"
+#include "pprof/source_lines.h"
 
 namespace fg {
 
@@ -88,6 +90,224 @@ std::string finish(PprofBuilder& b, const PprofExportOptions& options, PprofExpo
 }
 
 bool is_clock(const EventAttr& a) { return a.type == 1 && (a.config == 0 || a.config == 1); }
+
+// Builds the pprof of one perf.data from its fold and what the collector saw.
+class PerfDataPprof {
+ public:
+  PerfDataPprof(const std::string& path, const FoldOptions& fold_options, const PprofExportOptions& options,
+                const FoldStats& fs, const FoldedProfile& profile, const PerfDataCollector& c)
+      : path_(path), fold_options_(fold_options), options_(options), fs_(fs), profile_(profile), c_(c),
+        function_of_(profile.frame_count(), 0), location_of_(c.locations.size(), 0) {}
+
+  PprofBuilder& builder() { return b_; }
+
+  void describe() {
+    set_value_types();
+    if (options_.gzip) b_.compress_while_building(options_.gzip_level);
+    const uint64_t first = fs_.read.first_sample_time ? fs_.read.first_sample_time : fs_.file.first_sample_time;
+    const uint64_t last = fs_.read.last_sample_time ? fs_.read.last_sample_time : fs_.file.last_sample_time;
+    if (last > first) b_.set_duration_nanos(int64_t(last - first));
+    if (first)
+      if (auto wall = perf_sample_wall_time(path_, fs_.file, first)) b_.set_time_nanos(*wall);
+    if (!fs_.file.hostname.empty()) b_.add_comment("perf.data recorded on " + fs_.file.hostname);
+    add_mappings();
+  }
+
+  void add_samples() {
+    SampleLabels labels(b_, profile_, options_);
+    labels_ = &labels;
+    k_comm_ = b_.string_id("comm");
+    k_pid_ = b_.string_id("pid");
+    k_tid_ = b_.string_id("tid");
+    // About 16 bytes of labels and 3 per location id a sample.
+    b_.reserve_samples((c_.weights.size() + c_.off_weights.size()) * 40 + c_.stack_locs.size() * 3);
+    // About 20 bytes a location (id, mapping, address, one line).
+    b_.reserve_locations(c_.locations.size() * 20 + c_.names.size() * 6);
+    const FoldView view = fold_options_.view;
+    if (view != FoldView::off_cpu)
+      for (const auto& w : c_.weights) emit(w, false);
+    if (view != FoldView::on_cpu)
+      for (const auto& w : c_.off_weights) emit(w, true);
+    labels_ = nullptr;
+  }
+
+  void fill_stats(PprofExportStats& stats) {
+    stats.mappings = c_.mappings.size();
+    stats.locations = c_.locations.size() + plain_locations_.size();
+    stats.functions = b_.function_count();
+    if (source_) stats.source_lookups = source_->stats().lookups;
+  }
+
+ private:
+  // Value columns: samples first (by convention), then the weight.
+  void set_value_types() {
+    const EventAttr* attr = nullptr;
+    for (const EventAttr& a : fs_.file.attrs)
+      if (a.name == fs_.event) {
+        attr = &a;
+        break;
+      }
+    const bool clock = attr && is_clock(*attr);
+    const bool count = fold_options_.count;
+    const FoldView view = fold_options_.view;
+    if (view != FoldView::on_cpu) {
+      const char* type = view == FoldView::off_cpu ? "off_cpu" : "wall";
+      b_.add_sample_type(type, count ? "count" : "nanoseconds");
+      b_.set_period(type, count ? "count" : "nanoseconds", 1);
+      return;
+    }
+    with_samples_ = !count;
+    b_.add_sample_type("samples", "count");
+    if (!count) {
+      if (clock) b_.add_sample_type("cpu", "nanoseconds");
+      else b_.add_sample_type(fs_.event.empty() ? "events" : fs_.event, "count");
+    }
+    if (attr) {
+      uint64_t p = attr->sample_period;
+      if (clock) b_.set_period("cpu", "nanoseconds", int64_t(attr->freq() ? (p ? 1000000000 / p : 0) : p));
+      else if (!attr->freq()) b_.set_period(fs_.event, "count", int64_t(p));
+    }
+  }
+
+  void add_mappings() {
+    std::unordered_map<std::string, std::string> feature_ids;
+    for (const auto& e : fs_.file.build_ids) feature_ids.emplace(e.filename, e.build_id);
+    // DWARF file names and lines, for objects the fold found with debuginfo.
+    if (!fs_.objects.empty()) source_ = std::make_unique<SourceLines>(fs_.objects);
+    mapping_ids_.resize(c_.mappings.size());
+    source_objects_.assign(c_.mappings.size(), SourceLines::kNoObject);
+    for (size_t i = 0; i < c_.mappings.size(); ++i) {
+      const auto& m = c_.mappings[i];
+      PprofBuilder::Mapping pm;
+      pm.filename = m.path;
+      std::string bid = m.build_id;
+      if (bid.empty()) {
+        auto it = feature_ids.find(m.path);
+        if (it != feature_ids.end()) bid = it->second;
+      }
+      pm.build_id = hex(bid);
+      if (m.kernel) {
+        pm.memory_start = c_.kernel_min;
+        pm.memory_limit = c_.kernel_max + 1;
+      } else {
+        pm.memory_start = m.start;
+        pm.memory_limit = m.limit;
+        pm.file_offset = m.offset;
+        if (source_) source_objects_[i] = source_->object(m.path, m.build_id);
+      }
+      pm.has_inline_frames = fold_options_.symbols.inline_frames;
+      pm.has_filenames = pm.has_line_numbers = source_objects_[i] != SourceLines::kNoObject;
+      mapping_ids_[i] = b_.add_mapping(pm);
+    }
+  }
+
+  uint64_t function(FrameId f) {
+    if (function_of_[f] == 0) function_of_[f] = b_.function(profile_.frame_name(f));
+    return function_of_[f];
+  }
+
+  // A location's lines, innermost (inlined) first: the fold's frame names,
+  // with DWARF's files and lines where the object has them.
+  uint64_t location(uint32_t li) {
+    uint64_t& id = location_of_[li];
+    if (id) return id;
+    const auto& l = c_.locations[li];
+    lines_.clear();
+    size_t nsrc = 0;
+    const SourceLines::Frame* src = nullptr;
+    if (l.mapping != PerfDataCollector::kNone && source_objects_[l.mapping] != SourceLines::kNoObject) {
+      const auto& m = c_.mappings[l.mapping];
+      src = source_->lookup(source_objects_[l.mapping], l.address - m.start + m.offset, l.return_address, &nsrc);
+    }
+    for (uint32_t k = l.name_count; k-- > 0;) {
+      const FrameId f = c_.names[l.names_start + k];
+      // The fold's frames are outermost first, DWARF's innermost first:
+      // matched one to one when they agree in number; else the function
+      // alone (without --inline) gets the outermost DWARF frame.
+      const uint32_t depth = l.name_count - 1 - k;  // 0 = innermost
+      const SourceLines::Frame* s = nullptr;
+      if (nsrc == l.name_count) s = &src[depth];
+      else if (nsrc && l.name_count == 1) s = &src[nsrc - 1];
+      if (s && !s->function_file.empty()) {
+        lines_.push_back(PprofBuilder::Line{b_.function(profile_.frame_name(f), s->function_file, s->start_line), s->line});
+      } else {
+        lines_.push_back(PprofBuilder::Line{function(f), s ? s->line : 0});
+      }
+    }
+    id = b_.add_location(l.mapping == PerfDataCollector::kNone ? 0 : mapping_ids_[l.mapping], l.address, lines_.data(),
+                         lines_.size());
+    return id;
+  }
+
+  // Frames with no address (the root's comm, "[off-cpu: S]"): one location each.
+  uint64_t plain_location(FrameId f) {
+    auto it = plain_locations_.find(f);
+    if (it != plain_locations_.end()) return it->second;
+    PprofBuilder::Line line{function(f), 0};
+    uint64_t id = b_.add_location(0, 0, &line, 1);
+    plain_locations_.emplace(f, id);
+    return id;
+  }
+
+  void emit(const PerfDataCollector::Weight& w, bool off) {
+    if (w.raw >= c_.raws.size() || c_.raws[w.raw].root == PerfDataCollector::kNone) return;
+    const auto& raw = c_.raws[w.raw];
+    const auto& root = c_.roots[raw.root];
+    locs_.clear();
+    if (w.extra != FoldedProfile::kNoFrame) locs_.push_back(plain_location(w.extra));
+    for (uint32_t i = 0; i < raw.locs_count; ++i) locs_.push_back(location(c_.stack_locs[raw.locs_start + i]));
+    locs_.push_back(plain_location(root.frame));
+    int64_t values[2];
+    size_t nv = 0;
+    if (with_samples_) values[nv++] = int64_t(w.samples);
+    values[nv++] = int64_t(std::llround(w.value));
+    if (!off && fold_options_.view == FoldView::on_cpu && fold_options_.count) values[0] = int64_t(w.samples);
+    if (values[nv - 1] == 0 && (!with_samples_ || values[0] == 0)) return;
+    b_.add_sample(locs_.data(), locs_.size(), values, nv, labels_of(w, raw, root));
+  }
+
+  // Samples of one thread in one category share their labels' bytes (and
+  // neighbouring samples mostly have the same: a cheap check first).
+  const std::string& labels_of(const PerfDataCollector::Weight& w, const PerfDataCollector::RawStack& raw,
+                               const PerfDataCollector::Root& root) {
+    const uint64_t label_key = (uint64_t(raw.root) << 32) ^ labels_->key(w.node);
+    if (last_labels_ && label_key == last_label_key_) return *last_labels_;
+    auto [it, fresh] = label_bytes_.try_emplace(label_key);
+    last_label_key_ = label_key;
+    last_labels_ = &it->second;
+    if (fresh) {
+      sample_labels_.clear();
+      sample_labels_.push_back(Label{k_comm_, b_.string_id(root.comm), 0, 0});
+      sample_labels_.push_back(Label{k_pid_, 0, root.pid, 0});
+      sample_labels_.push_back(Label{k_tid_, 0, root.tid, 0});
+      labels_->append(w.node, sample_labels_);
+      it->second = b_.encode_labels(sample_labels_.data(), sample_labels_.size());
+    }
+    return it->second;
+  }
+
+  const std::string& path_;
+  const FoldOptions& fold_options_;
+  const PprofExportOptions& options_;
+  const FoldStats& fs_;
+  const FoldedProfile& profile_;
+  const PerfDataCollector& c_;
+  PprofBuilder b_;
+  bool with_samples_ = false;
+  std::vector<uint64_t> mapping_ids_;
+  std::unique_ptr<SourceLines> source_;
+  std::vector<uint32_t> source_objects_;  // per mapping
+  std::vector<uint64_t> function_of_, location_of_;
+  std::unordered_map<FrameId, uint64_t> plain_locations_;
+  std::vector<PprofBuilder::Line> lines_;
+  std::vector<uint64_t> locs_;
+  const SampleLabels* labels_ = nullptr;
+  int64_t k_comm_ = 0, k_pid_ = 0, k_tid_ = 0;
+  std::unordered_map<uint64_t, std::string> label_bytes_;  // node-based: the strings stay put
+  uint64_t last_label_key_ = 0;
+  const std::string* last_labels_ = nullptr;
+  std::vector<Label> sample_labels_;
+};
 
 }  // namespace
 
@@ -184,167 +404,21 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   PerfDataCollector c;
   FoldOptions fo = fold_options;
   fo.observer = &c;
+  fo.object_statuses = true;  // where each object was found: its DWARF gives file names and lines
   FoldStats local;
   FoldStats& fs = fold_stats ? *fold_stats : local;
   auto t0 = std::chrono::steady_clock::now();
   FoldedProfile profile = fold_perf_data(path, fo, &fs);
   if (stats) stats->fold_seconds = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
-
-  PprofBuilder b;
-  // ---- what the values are ----
-  const EventAttr* attr = nullptr;
-  for (const EventAttr& a : fs.file.attrs)
-    if (a.name == fs.event) {
-      attr = &a;
-      break;
-    }
-  const bool clock = attr && is_clock(*attr);
-  const bool count = fold_options.count;
-  const FoldView view = fold_options.view;
-  // Value columns: samples first (by convention), then the weight.
-  bool with_samples = false;
-  if (view == FoldView::on_cpu) {
-    with_samples = !count;
-    b.add_sample_type("samples", "count");
-    if (!count) {
-      if (clock) {
-        b.add_sample_type("cpu", "nanoseconds");
-      } else {
-        std::string name = fs.event.empty() ? "events" : fs.event;
-        b.add_sample_type(name, "count");
-      }
-    }
-    if (attr) {
-      uint64_t p = attr->sample_period;
-      if (clock) b.set_period("cpu", "nanoseconds", int64_t(attr->freq() ? (p ? 1000000000 / p : 0) : p));
-      else if (!attr->freq()) b.set_period(fs.event, "count", int64_t(p));
-    }
-  } else {
-    const char* type = view == FoldView::off_cpu ? "off_cpu" : "wall";
-    b.add_sample_type(type, count ? "count" : "nanoseconds");
-    b.set_period(type, count ? "count" : "nanoseconds", 1);
-  }
-  if (options.gzip) b.compress_while_building(options.gzip_level);
-  const uint64_t first = fs.read.first_sample_time ? fs.read.first_sample_time : fs.file.first_sample_time;
-  const uint64_t last = fs.read.last_sample_time ? fs.read.last_sample_time : fs.file.last_sample_time;
-  if (last > first) b.set_duration_nanos(int64_t(last - first));
-  if (!fs.file.hostname.empty()) b.add_comment("perf.data recorded on " + fs.file.hostname);
-
-  // ---- mappings ----
-  std::unordered_map<std::string, std::string> feature_ids;
-  for (const auto& e : fs.file.build_ids) feature_ids.emplace(e.filename, e.build_id);
-  std::vector<uint64_t> mapping_ids(c.mappings.size());
-  for (size_t i = 0; i < c.mappings.size(); ++i) {
-    const auto& m = c.mappings[i];
-    PprofBuilder::Mapping pm;
-    pm.filename = m.path;
-    std::string bid = m.build_id;
-    if (bid.empty()) {
-      auto it = feature_ids.find(m.path);
-      if (it != feature_ids.end()) bid = it->second;
-    }
-    pm.build_id = hex(bid);
-    if (m.kernel) {
-      pm.memory_start = c.kernel_min;
-      pm.memory_limit = c.kernel_max + 1;
-    } else {
-      pm.memory_start = m.start;
-      pm.memory_limit = m.limit;
-      pm.file_offset = m.offset;
-    }
-    pm.has_inline_frames = fold_options.symbols.inline_frames;
-    mapping_ids[i] = b.add_mapping(pm);
-  }
-  // ---- functions and locations, made when a sample first needs them ----
-  std::vector<uint64_t> function_of(profile.frame_count(), 0);
-  auto function = [&](FrameId f) {
-    if (function_of[f] == 0) function_of[f] = b.function(profile.frame_name(f));
-    return function_of[f];
-  };
-  std::vector<uint64_t> location_of(c.locations.size(), 0);
-  std::vector<PprofBuilder::Line> lines;
-  auto location = [&](uint32_t li) {
-    uint64_t& id = location_of[li];
-    if (id) return id;
-    const auto& l = c.locations[li];
-    lines.clear();
-    for (uint32_t k = l.name_count; k-- > 0;) lines.push_back(PprofBuilder::Line{function(c.names[l.names_start + k]), 0});
-    id = b.add_location(l.mapping == PerfDataCollector::kNone ? 0 : mapping_ids[l.mapping], l.address, lines.data(),
-                        lines.size());
-    return id;
-  };
-  // Frames with no address (the root's comm, "[off-cpu: S]"): one location each.
-  std::unordered_map<FrameId, uint64_t> plain_locations;
-  auto plain_location = [&](FrameId f) {
-    auto it = plain_locations.find(f);
-    if (it != plain_locations.end()) return it->second;
-    PprofBuilder::Line line{function(f), 0};
-    uint64_t id = b.add_location(0, 0, &line, 1);
-    plain_locations.emplace(f, id);
-    return id;
-  };
-
-  // ---- samples ----
-  SampleLabels labels(b, profile, options);
-  const int64_t k_comm = b.string_id("comm"), k_pid = b.string_id("pid"), k_tid = b.string_id("tid");
-  std::unordered_map<uint64_t, std::string> label_bytes;  // node-based: the strings stay put
-  uint64_t last_label_key = 0;
-  const std::string* last_labels = nullptr;
-  std::vector<uint64_t> locs;
-  std::vector<Label> sample_labels;
-  auto emit = [&](const PerfDataCollector::Weight& w, bool off) {
-    if (w.raw >= c.raws.size() || c.raws[w.raw].root == PerfDataCollector::kNone) return;
-    const auto& raw = c.raws[w.raw];
-    const auto& root = c.roots[raw.root];
-    locs.clear();
-    if (w.extra != FoldedProfile::kNoFrame) locs.push_back(plain_location(w.extra));
-    for (uint32_t i = 0; i < raw.locs_count; ++i) locs.push_back(location(c.stack_locs[raw.locs_start + i]));
-    locs.push_back(plain_location(root.frame));
-    int64_t values[2];
-    size_t nv = 0;
-    if (with_samples) values[nv++] = int64_t(w.samples);
-    values[nv++] = int64_t(std::llround(w.value));
-    if (!off && view == FoldView::on_cpu && count) values[0] = int64_t(w.samples);
-    if (values[nv - 1] == 0 && (!with_samples || values[0] == 0)) return;
-    // Samples of one thread in one category share their labels' bytes (and
-    // neighbouring samples mostly have the same: a cheap check first).
-    const uint64_t label_key = (uint64_t(raw.root) << 32) ^ labels.key(w.node);
-    if (last_labels && label_key == last_label_key) {
-      b.add_sample(locs.data(), locs.size(), values, nv, *last_labels);
-      return;
-    }
-    auto [it, fresh] = label_bytes.try_emplace(label_key);
-    last_label_key = label_key;
-    last_labels = &it->second;
-    if (fresh) {
-      sample_labels.clear();
-      sample_labels.push_back(Label{k_comm, b.string_id(root.comm), 0, 0});
-      sample_labels.push_back(Label{k_pid, 0, root.pid, 0});
-      sample_labels.push_back(Label{k_tid, 0, root.tid, 0});
-      labels.append(w.node, sample_labels);
-      it->second = b.encode_labels(sample_labels.data(), sample_labels.size());
-    }
-    b.add_sample(locs.data(), locs.size(), values, nv, it->second);
-  };
-  // About 16 bytes of labels and 3 per location id a sample.
-  b.reserve_samples((c.weights.size() + c.off_weights.size()) * 40 + c.stack_locs.size() * 3);
-  // About 20 bytes a location (id, mapping, address, one line).
-  b.reserve_locations(c.locations.size() * 20 + c.names.size() * 6);
-  if (view != FoldView::off_cpu)
-    for (const auto& w : c.weights) emit(w, false);
-  if (view != FoldView::on_cpu)
-    for (const auto& w : c.off_weights) emit(w, true);
-
+  PerfDataPprof p(path, fold_options, options, fs, profile, c);
+  p.describe();
+  p.add_samples();
   if (stats) {
-    stats->mappings = c.mappings.size();
-    stats->locations = c.locations.size() + plain_locations.size();
-    size_t n = 0;
-    for (uint64_t f : function_of) n += f != 0;
-    stats->functions = n;
+    p.fill_stats(*stats);
+    stats->build_seconds = seconds_since(t1);
   }
-  if (stats) stats->build_seconds = seconds_since(t1);
-  std::string out = finish(b, options, stats);
+  std::string out = finish(p.builder(), options, stats);
   if (folded) *folded = std::move(profile);
   return out;
 }

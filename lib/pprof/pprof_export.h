@@ -28,6 +28,7 @@ struct PprofExportStats {
   uint64_t samples = 0, locations = 0, functions = 0, mappings = 0;
   uint64_t rounded_weights = 0;  // non-integral folded weights rounded to int64
   uint64_t bytes = 0;
+  uint64_t source_lookups = 0;  // locations looked up in DWARF for file and line
   // Wall time of the parts (perf.data export): the fold (with the observer),
   // building the profile, encoding and compressing it.
   double fold_seconds = 0, build_seconds = 0, encode_seconds = 0;
