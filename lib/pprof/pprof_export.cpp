@@ -196,7 +196,10 @@ class PerfDataPprof {
     stats.mappings = c_.mappings.size();
     stats.locations = c_.locations.size() + plain_locations_.size();
     stats.functions = b_.function_count();
-    if (source_) stats.source_lookups = source_->stats().lookups;
+    if (source_) {
+      stats.source_objects = source_->stats().objects_with_lines;
+      stats.source_lookups = source_->stats().lookups - source_->stats().cached;
+    }
   }
 
  private:
@@ -234,7 +237,7 @@ class PerfDataPprof {
     std::unordered_map<std::string, std::string> feature_ids;
     for (const auto& e : fs_.file.build_ids) feature_ids.emplace(e.filename, e.build_id);
     // DWARF file names and lines, for objects the fold found with debuginfo.
-    if (!fs_.objects.empty()) source_ = std::make_unique<SourceLines>(fs_.objects);
+    if (options_.source_lines && !fs_.objects.empty()) source_ = std::make_unique<SourceLines>(fs_.objects);
     mapping_ids_.resize(c_.mappings.size());
     source_objects_.assign(c_.mappings.size(), SourceLines::kNoObject);
     for (size_t i = 0; i < c_.mappings.size(); ++i) {
@@ -424,7 +427,8 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   PerfDataCollector c;
   FoldOptions fo = fold_options;
   fo.observer = &c;
-  fo.object_statuses = true;  // where each object was found: its DWARF gives file names and lines
+  // Where each object was found: its DWARF gives file names and lines.
+  if (options.source_lines) fo.object_statuses = true;
   FoldStats local;
   FoldStats& fs = fold_stats ? *fold_stats : local;
   auto t0 = std::chrono::steady_clock::now();

@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -67,13 +68,22 @@ struct SourceLines::Object {
   // (offset << 1 | return_address) -> frames[first, first + count)
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> cache;
   std::vector<Frame> frames;
+  struct Subprogram {
+    uint64_t low, high;
+    Dwarf_Die die;
+  };
+  std::unordered_map<uint64_t, std::vector<Subprogram>> cu_index;  // CU DIE offset -> by low pc
+  std::vector<Dwarf_Die> chain;
 
   ~Object() {
     if (dwfl) dwfl_end(dwfl);
   }
   bool open(const std::string& path, const std::string& debug_file);
   bool vaddr_of(uint64_t offset, uint64_t* vaddr) const;
-  void frames_at(uint64_t module_pc, std::vector<Frame>& out) const;
+  void frames_at(uint64_t module_pc, std::vector<Frame>& out);
+  void scopes_at(Dwarf_Die* cu, uint64_t pc, std::vector<Dwarf_Die>& chain);
+  const std::vector<Subprogram>& subprograms(Dwarf_Die* cu);
+  static void collect_subprograms(Dwarf_Die* parent, std::vector<Subprogram>& out, int depth);
 };
 
 
@@ -117,10 +127,74 @@ bool SourceLines::Object::vaddr_of(uint64_t offset, uint64_t* vaddr) const {
   return false;
 }
 
+// A CU's out-of-line functions by address, built once per CU: finding the
+// function around an address with dwarf_getscopes walks the whole CU each
+// time (seconds for large C++ CUs over thousands of addresses).
+const std::vector<SourceLines::Object::Subprogram>& SourceLines::Object::subprograms(Dwarf_Die* cu) {
+  auto key = uint64_t(dwarf_dieoffset(cu));
+  auto it = cu_index.find(key);
+  if (it != cu_index.end()) return it->second;
+  std::vector<Subprogram> subs;
+  collect_subprograms(cu, subs, 0);
+  std::sort(subs.begin(), subs.end(), [](const Subprogram& x, const Subprogram& y) { return x.low < y.low; });
+  return cu_index.emplace(key, std::move(subs)).first->second;
+}
+
+void SourceLines::Object::collect_subprograms(Dwarf_Die* parent, std::vector<Subprogram>& out, int depth) {
+  Dwarf_Die child;
+  if (depth > 16 || dwarf_child(parent, &child) != 0) return;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_subprogram) {
+      Dwarf_Addr base, start, end;
+      ptrdiff_t off = 0;
+      while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0)
+        if (end > start) out.push_back(Subprogram{start, end, child});
+    } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+               tag == DW_TAG_union_type) {
+      collect_subprograms(&child, out, depth + 1);
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+// The function around pc and the inlined calls down to pc, outermost first.
+void SourceLines::Object::scopes_at(Dwarf_Die* cu, uint64_t pc, std::vector<Dwarf_Die>& chain) {
+  chain.clear();
+  const std::vector<Subprogram>& subs = subprograms(cu);
+  auto it = std::upper_bound(subs.begin(), subs.end(), pc, [](uint64_t v, const Subprogram& s) { return v < s.low; });
+  // Nested ranges (a function's cold part) end after the next one starts:
+  // the few before pc, nearest first.
+  for (size_t i = size_t(it - subs.begin()), back = 1; back <= 4 && back <= i; ++back)
+    if (pc < subs[i - back].high) {
+      chain.push_back(subs[i - back].die);
+      break;
+    }
+  if (chain.empty()) return;
+  Dwarf_Die scope = chain.back();
+  for (int depth = 0; depth < 64; ++depth) {
+    Dwarf_Die child;
+    bool descended = false;
+    if (dwarf_child(&scope, &child) == 0) {
+      do {
+        const int tag = dwarf_tag(&child);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block && tag != DW_TAG_try_block &&
+            tag != DW_TAG_catch_block)
+          continue;
+        if (dwarf_haspc(&child, pc) != 1) continue;
+        if (tag == DW_TAG_inlined_subroutine) chain.push_back(child);
+        scope = child;
+        descended = true;
+        break;
+      } while (dwarf_siblingof(&child, &child) == 0);
+    }
+    if (!descended) break;
+  }
+}
+
 // The line of pc, then each enclosing inlined call and the function: the
 // position inside an inlined callee is its line; the position in the
 // function around it is the inlined call's DW_AT_call_file/call_line.
-void SourceLines::Object::frames_at(uint64_t module_pc, std::vector<Frame>& out) const {
+void SourceLines::Object::frames_at(uint64_t module_pc, std::vector<Frame>& out) {
   out.clear();
   Dwfl_Line* line = dwfl_module_getsrc(module, module_pc);
   if (!line) return;
@@ -129,43 +203,32 @@ void SourceLines::Object::frames_at(uint64_t module_pc, std::vector<Frame>& out)
   if (!file) return;
   Dwarf_Addr bias = 0;
   Dwarf_Die* cu = dwfl_module_addrdie(module, module_pc, &bias);
-  Dwarf_Die* scopes = nullptr;
-  int n = cu ? dwarf_getscopes(cu, module_pc - bias, &scopes) : 0;
-  if (n > 0) {
-    // dwarf_getscopes follows an inlined callee to where it was declared
-    // (its abstract origin's parents); the callers it was inlined into are
-    // the DIEs that contain it (as eu-addr2line -i does).
-    Dwarf_Die innermost = scopes[0];
-    std::free(scopes);
-    scopes = nullptr;
-    n = dwarf_getscopes_die(&innermost, &scopes);
-  }
+  if (cu) scopes_at(cu, module_pc - bias, chain);
+  else chain.clear();
   Dwarf_Files* files = nullptr;
   size_t nfiles = 0;
   std::string_view at_file = file;
   int64_t at_line = lineno;
-  for (int i = 0; i < n; ++i) {
-    const int tag = dwarf_tag(&scopes[i]);
-    if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
+  for (size_t i = chain.size(); i-- > 0;) {
+    Dwarf_Die* die = &chain[i];
     Frame f;
     f.file = at_file;
     f.line = at_line;
-    if (const char* decl = dwarf_decl_file(&scopes[i])) f.function_file = decl;
+    if (const char* decl = dwarf_decl_file(die)) f.function_file = decl;
     int decl_line = 0;
-    if (dwarf_decl_line(&scopes[i], &decl_line) == 0) f.start_line = decl_line;
+    if (dwarf_decl_line(die, &decl_line) == 0) f.start_line = decl_line;
     out.push_back(f);
-    if (tag == DW_TAG_subprogram) break;
-    // Where the callee was inlined: a line of the next scope out.
-    at_line = udata(&scopes[i], DW_AT_call_line);
+    if (i == 0) break;
+    // Where this callee was inlined: a line of the scope around it.
+    at_line = udata(die, DW_AT_call_line);
     at_file = {};
     if (files || dwarf_getsrcfiles(cu, &files, &nfiles) == 0) {
-      const int64_t index = udata(&scopes[i], DW_AT_call_file);
+      const int64_t index = udata(die, DW_AT_call_file);
       if (size_t(index) < nfiles)
         if (const char* name = dwarf_filesrc(files, size_t(index), nullptr, nullptr)) at_file = name;
     }
   }
-  if (n > 0) std::free(scopes);
-  if (out.empty()) out.push_back(Frame{file, lineno, {}, 0});  // a line but no scope DIE (assembly)
+  if (out.empty()) out.push_back(Frame{file, lineno, {}, 0});  // a line but no function DIE (assembly)
 }
 
 SourceLines::SourceLines(const std::vector<ObjectStatus>& objects) {
