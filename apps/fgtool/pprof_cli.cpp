@@ -91,10 +91,10 @@ int run_export_pprof(const std::vector<std::string>& args) {
       char line[400];
       std::snprintf(line, sizeof line,
                     "fgtool export: pprof: %llu samples, %llu locations, %llu functions, %llu mappings, %llu bytes; "
-                    "%llu addresses looked up in DWARF (%llu objects); fold %.3f s, build %.3f s, encode%s %.3f s\n",
+                    "%llu addresses looked up in DWARF (%llu objects, %.3f s); fold %.3f s, build %.3f s, encode%s %.3f s\n",
                     (unsigned long long)ps.samples, (unsigned long long)ps.locations, (unsigned long long)ps.functions,
                     (unsigned long long)ps.mappings, (unsigned long long)ps.bytes, (unsigned long long)ps.source_lookups,
-                    (unsigned long long)ps.source_objects, ps.fold_seconds, ps.build_seconds,
+                    (unsigned long long)ps.source_objects, ps.source_seconds, ps.fold_seconds, ps.build_seconds,
                     eo.gzip ? "+gzip" : "", ps.encode_seconds);
       std::cerr << line;
     }

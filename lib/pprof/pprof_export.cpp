@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <future>
+#include <stdexcept>
 #include <memory>
 #include <unordered_map>
 
@@ -171,7 +173,24 @@ class PerfDataPprof {
     if (first)
       if (auto wall = perf_sample_wall_time(path_, fs_.file, first)) b_.set_time_nanos(*wall);
     if (!fs_.file.hostname.empty()) b_.add_comment("perf.data recorded on " + fs_.file.hostname);
-    add_mappings();
+    prepare_mappings();
+    start_source_lookups();
+  }
+
+  // The mappings and locations, once the samples have numbered them (in
+  // order of first use), with the DWARF lines the other thread found.
+  void add_locations() {
+    if (source_done_.valid()) source_done_.get();
+    for (size_t i = 0; i < mappings_.size(); ++i) {
+      mappings_[i].has_filenames = mappings_[i].has_line_numbers = source_objects_[i] != SourceLines::kNoObject;
+      if (b_.add_mapping(mappings_[i]) != i + 1) throw std::logic_error("pprof export: mapping ids out of order");
+    }
+    for (size_t i = 0; i < order_.size(); ++i) {
+      const uint64_t entry = order_[i];
+      const uint64_t id = entry & kPlainEntry ? encode_plain_location(FrameId(entry & ~kPlainEntry))
+                                              : encode_location(uint32_t(entry));
+      if (id != i + 1) throw std::logic_error("pprof export: location ids out of order");
+    }
   }
 
   void add_samples() {
@@ -199,6 +218,7 @@ class PerfDataPprof {
     if (source_) {
       stats.source_objects = source_->stats().objects_with_lines;
       stats.source_lookups = source_->stats().lookups - source_->stats().cached;
+      stats.source_seconds = source_->stats().seconds;
     }
   }
 
@@ -233,16 +253,16 @@ class PerfDataPprof {
     }
   }
 
-  void add_mappings() {
+  void prepare_mappings() {
     std::unordered_map<std::string, std::string> feature_ids;
     for (const auto& e : fs_.file.build_ids) feature_ids.emplace(e.filename, e.build_id);
     // DWARF file names and lines, for objects the fold found with debuginfo.
     if (options_.source_lines && !fs_.objects.empty()) source_ = std::make_unique<SourceLines>(fs_.objects);
-    mapping_ids_.resize(c_.mappings.size());
     source_objects_.assign(c_.mappings.size(), SourceLines::kNoObject);
+    mappings_.resize(c_.mappings.size());
     for (size_t i = 0; i < c_.mappings.size(); ++i) {
       const auto& m = c_.mappings[i];
-      PprofBuilder::Mapping pm;
+      PprofBuilder::Mapping& pm = mappings_[i];
       pm.filename = m.path;
       std::string bid = m.build_id;
       if (bid.empty()) {
@@ -257,12 +277,31 @@ class PerfDataPprof {
         pm.memory_start = m.start;
         pm.memory_limit = m.limit;
         pm.file_offset = m.offset;
-        if (source_) source_objects_[i] = source_->object(m.path, m.build_id);
       }
       pm.has_inline_frames = fold_options_.symbols.inline_frames;
-      pm.has_filenames = pm.has_line_numbers = source_objects_[i] != SourceLines::kNoObject;
-      mapping_ids_[i] = b_.add_mapping(pm);
     }
+  }
+
+  // Opens the objects with DWARF and looks up every location in them, on
+  // another thread while the samples are encoded (the first lookups in a
+  // large object cost tens of ms: its line tables and debug sections).
+  void start_source_lookups() {
+    if (!source_) return;
+    source_at_.assign(c_.locations.size(), {0, 0});
+    source_done_ = std::async(std::launch::async, [this] {
+      for (size_t i = 0; i < c_.mappings.size(); ++i)
+        if (!c_.mappings[i].kernel) source_objects_[i] = source_->object(c_.mappings[i].path, c_.mappings[i].build_id);
+      for (size_t li = 0; li < c_.locations.size(); ++li) {
+        const auto& l = c_.locations[li];
+        if (l.mapping == PerfDataCollector::kNone || source_objects_[l.mapping] == SourceLines::kNoObject) continue;
+        const auto& m = c_.mappings[l.mapping];
+        size_t n = 0;
+        const SourceLines::Frame* f =
+            source_->lookup(source_objects_[l.mapping], l.address - m.start + m.offset, l.return_address, &n);
+        source_at_[li] = {uint32_t(source_frames_.size()), uint32_t(n)};
+        source_frames_.insert(source_frames_.end(), f, f + n);
+      }
+    });
   }
 
   uint64_t function(FrameId f) {
@@ -270,18 +309,36 @@ class PerfDataPprof {
     return function_of_[f];
   }
 
-  // A location's lines, innermost (inlined) first: the fold's frame names,
-  // with DWARF's files and lines where the object has them.
+  // A location's id; it is encoded by add_locations.
   uint64_t location(uint32_t li) {
     uint64_t& id = location_of_[li];
-    if (id) return id;
+    if (!id) {
+      order_.push_back(li);
+      id = order_.size();
+    }
+    return id;
+  }
+
+  // Frames with no address (the root's comm, "[off-cpu: S]"): one location each.
+  uint64_t plain_location(FrameId f) {
+    auto [it, fresh] = plain_locations_.try_emplace(f, 0);
+    if (fresh) {
+      order_.push_back(kPlainEntry | f);
+      it->second = order_.size();
+    }
+    return it->second;
+  }
+
+  // A location's lines, innermost (inlined) first: the fold's frame names,
+  // with DWARF's files and lines where the object has them.
+  uint64_t encode_location(uint32_t li) {
     const auto& l = c_.locations[li];
     lines_.clear();
     size_t nsrc = 0;
     const SourceLines::Frame* src = nullptr;
-    if (l.mapping != PerfDataCollector::kNone && source_objects_[l.mapping] != SourceLines::kNoObject) {
-      const auto& m = c_.mappings[l.mapping];
-      src = source_->lookup(source_objects_[l.mapping], l.address - m.start + m.offset, l.return_address, &nsrc);
+    if (!source_at_.empty()) {
+      nsrc = source_at_[li].second;
+      src = source_frames_.data() + source_at_[li].first;
     }
     for (uint32_t k = l.name_count; k-- > 0;) {
       const FrameId f = c_.names[l.names_start + k];
@@ -298,19 +355,13 @@ class PerfDataPprof {
         lines_.push_back(PprofBuilder::Line{function(f), s ? s->line : 0});
       }
     }
-    id = b_.add_location(l.mapping == PerfDataCollector::kNone ? 0 : mapping_ids_[l.mapping], l.address, lines_.data(),
-                         lines_.size());
-    return id;
+    return b_.add_location(l.mapping == PerfDataCollector::kNone ? 0 : l.mapping + 1, l.address, lines_.data(),
+                           lines_.size());
   }
 
-  // Frames with no address (the root's comm, "[off-cpu: S]"): one location each.
-  uint64_t plain_location(FrameId f) {
-    auto it = plain_locations_.find(f);
-    if (it != plain_locations_.end()) return it->second;
+  uint64_t encode_plain_location(FrameId f) {
     PprofBuilder::Line line{function(f), 0};
-    uint64_t id = b_.add_location(0, 0, &line, 1);
-    plain_locations_.emplace(f, id);
-    return id;
+    return b_.add_location(0, 0, &line, 1);
   }
 
   void emit(const PerfDataCollector::Weight& w, bool off) {
@@ -358,11 +409,19 @@ class PerfDataPprof {
   const PerfDataCollector& c_;
   PprofBuilder b_;
   bool with_samples_ = false;
-  std::vector<uint64_t> mapping_ids_;
+  std::vector<PprofBuilder::Mapping> mappings_;  // id = index + 1
   std::unique_ptr<SourceLines> source_;
+  // Written by the lookup thread until source_done_ is ready.
+  std::future<void> source_done_;
   std::vector<uint32_t> source_objects_;  // per mapping
+  std::vector<std::pair<uint32_t, uint32_t>> source_at_;  // per location: source_frames_[first, first + count)
+  std::vector<SourceLines::Frame> source_frames_;
+  // Locations in order of first use (their ids - 1): a collector location's
+  // index, or kPlainEntry | a frame without an address.
+  static constexpr uint64_t kPlainEntry = uint64_t(1) << 63;
+  std::vector<uint64_t> order_;
   std::vector<uint64_t> function_of_, location_of_;
-  std::unordered_map<FrameId, uint64_t> plain_locations_;
+  std::unordered_map<FrameId, uint64_t> plain_locations_;  // frame -> location id
   std::vector<PprofBuilder::Line> lines_;
   std::vector<uint64_t> locs_;
   const SampleLabels* labels_ = nullptr;
@@ -438,6 +497,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   PerfDataPprof p(path, fold_options, options, fs, profile, c);
   p.describe();
   p.add_samples();
+  p.add_locations();
   if (stats) {
     p.fill_stats(*stats);
     stats->build_seconds = seconds_since(t1);

@@ -33,6 +33,7 @@ struct PprofExportStats {
   uint64_t bytes = 0;
   // DWARF file and line: objects with a line table, distinct addresses looked up.
   uint64_t source_objects = 0, source_lookups = 0;
+  double source_seconds = 0;  // of build_seconds
   // Wall time of the parts (perf.data export): the fold (with the observer),
   // building the profile, encoding and compressing it.
   double fold_seconds = 0, build_seconds = 0, encode_seconds = 0;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -248,6 +249,7 @@ uint32_t SourceLines::object(std::string_view path, std::string_view build_id) {
   auto h = handles_.find(key);
   if (h != handles_.end()) return h->second;
   uint32_t handle = kNoObject;
+  const auto t0 = std::chrono::steady_clock::now();
   auto it = opened_.find(key);
   if (it == opened_.end() && build_id.empty()) it = opened_.find(std::string(path));
   if (it != opened_.end()) {
@@ -259,6 +261,7 @@ uint32_t SourceLines::object(std::string_view path, std::string_view build_id) {
     }
   }
   handles_.emplace(std::move(key), handle);
+  stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return handle;
 }
 
@@ -269,12 +272,14 @@ const SourceLines::Frame* SourceLines::lookup(uint32_t object, uint64_t offset, 
   ++stats_.lookups;
   auto [it, fresh] = o.cache.try_emplace((offset << 1) | uint64_t(return_address), uint32_t(o.frames.size()), 0u);
   if (fresh) {
+    const auto t0 = std::chrono::steady_clock::now();
     uint64_t vaddr = 0;
     if (o.vaddr_of(offset, &vaddr)) {
       o.frames_at(vaddr + o.elf_bias - (return_address ? 1 : 0), scratch_);
       o.frames.insert(o.frames.end(), scratch_.begin(), scratch_.end());
       it->second.second = uint32_t(scratch_.size());
     }
+    stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } else {
     ++stats_.cached;
   }

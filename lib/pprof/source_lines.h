@@ -46,6 +46,7 @@ class SourceLines {
 
   struct Stats {
     size_t objects_with_lines = 0, lookups = 0, cached = 0;
+    double seconds = 0;  // opening objects and looking up addresses not cached
   };
   Stats stats() const { return stats_; }
 
