@@ -67,7 +67,8 @@ std::optional<ClockData> read_clock_data(const std::string& path, const PerfFile
 }  // namespace
 
 std::optional<int64_t> perf_sample_wall_time(const std::string& path, const PerfFileInfo& file, uint64_t sample_time) {
-  if (auto c = read_clock_data(path, file)) return int64_t(c->wall_ns) + (int64_t(sample_time) - int64_t(c->clock_ns));
+  // In unsigned arithmetic: a damaged section's values wrap instead of overflowing.
+  if (auto c = read_clock_data(path, file)) return int64_t(c->wall_ns + (sample_time - c->clock_ns));
   bool realtime = !file.attrs.empty();
   for (const EventAttr& a : file.attrs) realtime &= a.use_clockid() && a.clockid == kClockRealtime;
   if (realtime && sample_time) return int64_t(sample_time);

@@ -162,6 +162,13 @@ class PerfDataPprof {
       : path_(path), fold_options_(fold_options), options_(options), fs_(fs), profile_(profile), c_(c),
         function_of_(profile.frame_count(), 0), location_of_(c.locations.size(), 0) {}
 
+  // The lookup thread writes members declared after its future: it must end first.
+  ~PerfDataPprof() {
+    if (source_done_.valid()) source_done_.wait();
+  }
+  PerfDataPprof(const PerfDataPprof&) = delete;
+  PerfDataPprof& operator=(const PerfDataPprof&) = delete;
+
   PprofBuilder& builder() { return b_; }
 
   void describe() {

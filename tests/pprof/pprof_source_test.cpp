@@ -373,5 +373,29 @@ TEST(PprofGzip, DamageIsReportedWithItsOffset) {
   }
 }
 
+TEST(PprofGzip, DamagedOrCutStreamsAreErrorsNotCrashes) {
+  // Every cut and a spread of flipped bytes of a small profile's gzip: each
+  // either reads (a flip in the header's unused bytes) or is an InputError.
+  const std::string gz = read_file(testdata("pprof/fp_static.pb.gz"));
+  size_t errors = 0;
+  auto attempt = [&](const std::string& bytes) {
+    FoldedProfile p;
+    try {
+      read_pprof_data(bytes, "cut.pb.gz", p);
+    } catch (const InputError& e) {
+      ++errors;
+      EXPECT_EQ(std::string(e.what()).rfind("cut.pb.gz", 0), 0u) << e.what();
+    } catch (const UsageError&) {
+    }
+  };
+  for (size_t n = 2; n < gz.size(); n += 7) attempt(gz.substr(0, n));
+  for (size_t i = 10; i < gz.size(); i += 13) {
+    std::string bad = gz;
+    bad[i] = char(bad[i] ^ (1 + i % 251));
+    attempt(bad);
+  }
+  EXPECT_GT(errors, gz.size() / 7 / 2);
+}
+
 }  // namespace
 }  // namespace fg
