@@ -7,6 +7,7 @@
 // lines come from the workload's source text, not from fgtool.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -56,6 +57,7 @@ struct DecodedProfile {
     int64_t line = 0;
   };
   std::map<uint64_t, std::vector<Line>> locations;  // lines innermost first
+  std::map<uint64_t, uint64_t> addresses;           // location id -> address
   struct Mapping {
     std::string filename;
     bool has_filenames = false, has_line_numbers = false;
@@ -105,10 +107,12 @@ DecodedProfile decode(const std::string& file_bytes) {
       }
       case pf::Profile::location: {
         protozero::pbf_reader m = top.get_message();
-        uint64_t id = 0;
+        uint64_t id = 0, address = 0;
         std::vector<DecodedProfile::Line> lines;
         while (m.next()) {
-          if (m.tag() == uint32_t(pf::Location::id)) {
+          if (m.tag() == uint32_t(pf::Location::address)) {
+            address = m.get_uint64();
+          } else if (m.tag() == uint32_t(pf::Location::id)) {
             id = m.get_uint64();
           } else if (m.tag() == uint32_t(pf::Location::line)) {
             protozero::pbf_reader l = m.get_message();
@@ -124,6 +128,7 @@ DecodedProfile decode(const std::string& file_bytes) {
           }
         }
         d.locations[id] = lines;
+        d.addresses[id] = address;
         break;
       }
       case pf::Profile::mapping: {
@@ -395,6 +400,56 @@ TEST(PprofGzip, DamagedOrCutStreamsAreErrorsNotCrashes) {
     attempt(bad);
   }
   EXPECT_GT(errors, gz.size() / 7 / 2);
+}
+
+std::vector<std::string> sorted_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) out.push_back(l);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(PprofMerge, PerfDataAndPprofInputsKeepAddresses) {
+  const std::string dir = test::temp_dir();
+  const std::string data = shell_quote(testdata("pprof/lines.data"));
+  const std::string pb = shell_quote(testdata("pprof/fp_static.pb.gz"));
+  const std::string merged = dir + "/m.pb.gz";
+  run_ok(fg_cmd("merge --label host a=" + data + " b=" + pb + " -o " + shell_quote(merged)));
+  const DecodedProfile p = decode(read_file(merged));
+  std::set<std::string> objects;
+  for (const auto& m : p.mappings) objects.insert(m.filename.substr(m.filename.rfind('/') + 1));
+  EXPECT_TRUE(objects.count("pprof_lines")) << "the perf.data's own mapping";
+  EXPECT_TRUE(objects.count("fold_calls_static")) << "the pprof input's mapping";
+  std::set<uint64_t> addresses;
+  for (const auto& [id, a] : p.addresses)
+    if (a) addresses.insert(a);
+  // Addresses survive: every address of each input's own pprof is there.
+  const DecodedProfile alone = decode(read_file(export_lines("")));
+  const DecodedProfile other = decode(read_file(testdata("pprof/fp_static.pb.gz")));
+  size_t expected = 0;
+  for (const DecodedProfile* in : {&alone, &other})
+    for (const auto& [id, a] : in->addresses)
+      if (a) {
+        ++expected;
+        EXPECT_TRUE(addresses.count(a)) << std::hex << a;
+      }
+  EXPECT_GT(expected, 10u);
+  // Folded, it is the function-level merge of the same inputs; each host's
+  // samples are that input alone.
+  EXPECT_EQ(sorted_lines(run_ok(fg_cmd("merge " + shell_quote(merged)))),
+            sorted_lines(run_ok(fg_cmd("merge " + data + " " + pb))));
+  EXPECT_EQ(run_ok(fg_cmd("merge --tag host=b " + shell_quote(merged))), run_ok(fg_cmd("merge " + pb)));
+  EXPECT_EQ(sorted_lines(run_ok(fg_cmd("merge --tag host=a " + shell_quote(merged)))),
+            sorted_lines(run_ok(fg_cmd("merge " + data))));
+  // Inputs whose sample types differ cannot be summed column by column.
+  const std::string off = dir + "/off.pb";
+  run_ok(fg_cmd("export -f pprof --uncompressed --off-cpu " + shell_quote(testdata("perf/sched.data")) + " -o " +
+                shell_quote(off)));
+  test::CommandResult r = run_shell(fg_cmd("merge " + data + " " + shell_quote(off) + " -o " + shell_quote(dir + "/x.pb.gz")));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("cannot be summed"), std::string::npos) << r.err;
 }
 
 }  // namespace
