@@ -2,7 +2,9 @@
 // typically one per host or rank) into one folded or pprof output, optionally
 // marking each input with a label or a root frame. Inputs are read one after
 // another into one prefix tree, so memory follows the merged tree, not the
-// inputs. This file also registers the pprof loader, so every command reads pprof.
+// inputs; pprof output of only perf.data and pprof inputs is instead merged as
+// whole profiles (PprofMerger), keeping addresses. This file also registers
+// the pprof loader, so every command reads pprof.
 #include <unistd.h>
 
 #include <fstream>
@@ -87,6 +89,8 @@ std::vector<AddressInput> address_inputs(const std::vector<std::pair<std::string
   return out;
 }
 
+// The merged profile, or empty (with a warning) when the inputs' sample
+// types differ: the caller then merges at function level.
 std::string merge_with_addresses(const std::vector<AddressInput>& inputs, const std::string& label_key,
                                  const PprofExportOptions& eo, bool lenient) {
   PprofMerger merger;
@@ -108,7 +112,12 @@ std::string merge_with_addresses(const std::vector<AddressInput>& inputs, const 
       ss << f.rdbuf();
       bytes = ss.str();
     }
-    merger.add(bytes, in.path, labels);
+    std::string mismatch;
+    if (!merger.add(bytes, in.path, labels, &mismatch)) {
+      std::cerr << "fgtool merge: warning: " << mismatch
+                << "; merged at function level (no addresses), summing the value --sample-index picks\n";
+      return {};
+    }
   }
   return merger.finish(eo.gzip, eo.gzip_level);
 }
@@ -169,6 +178,18 @@ int run_merge(const std::vector<std::string>& args) {
     for (const Input& in : ins) named.emplace_back(in.value, in.path);
     address_ins = address_inputs(named);
   }
+  if (!address_ins.empty()) {
+    PprofExportOptions eo;
+    std::unique_ptr<CategoryMatcher> matcher = set_pprof_output_options(eo, user_labels, rules_file, !no_categories);
+    std::string doc = merge_with_addresses(address_ins, label_key, eo, lenient);
+    if (!doc.empty()) {
+      AtomicOutput out(output);
+      out.write(doc);
+      out.commit();
+      timer.finish(std::to_string(ins.size()) + " inputs, addresses kept");
+      return 0;
+    }
+  }
 
   // Without labels every input streams into one tree; with them, one tree per
   // value (inputs with the same value share it).
@@ -177,7 +198,6 @@ int run_merge(const std::vector<std::string>& args) {
   FoldedProfile merged;
   std::string units;
   for (const Input& in : ins) {
-    if (!address_ins.empty()) break;  // read whole below
     FoldedProfile* into = &merged;
     if (grouped) {
       auto it = groups.find(in.value);
@@ -208,12 +228,6 @@ int run_merge(const std::vector<std::string>& args) {
   } else {
     PprofExportOptions eo;
     std::unique_ptr<CategoryMatcher> matcher = set_pprof_output_options(eo, user_labels, rules_file, !no_categories);
-    if (!address_ins.empty()) {
-      out.write(merge_with_addresses(address_ins, label_key, eo, lenient));
-      out.commit();
-      timer.finish(std::to_string(ins.size()) + " inputs, addresses kept");
-      return 0;
-    }
     std::vector<PprofGroup> pg;
     std::vector<FoldedProfile> rooted;
     if (!grouped) {

@@ -166,8 +166,8 @@ class IdMap {
 
 }  // namespace
 
-void PprofMerger::add(std::string_view bytes, const std::string& name,
-                      const std::vector<std::pair<std::string, std::string>>& labels) {
+bool PprofMerger::add(std::string_view bytes, const std::string& name,
+                      const std::vector<std::pair<std::string, std::string>>& labels, std::string* mismatch) {
   InflatedBytes inflated;
   std::string_view pb = bytes;
   if (is_gzip(pb)) {
@@ -206,8 +206,8 @@ void PprofMerger::add(std::string_view bytes, const std::string& name,
       for (const auto& x : t) s += (s.empty() ? "" : ", ") + x.first + "/" + x.second;
       return s.empty() ? std::string("none") : s;
     };
-    throw UsageError(name + " has sample types " + list(types) + ", the first input " + list(sample_types_) +
-                     ": their values cannot be summed");
+    if (mismatch) *mismatch = name + " has sample types " + list(types) + ", the first input " + list(sample_types_);
+    return false;
   }
   ++profiles_;
   if (p.time_nanos) {
@@ -303,6 +303,7 @@ void PprofMerger::add(std::string_view bytes, const std::string& name,
     sample_labels.insert(sample_labels.end(), extra.begin(), extra.end());
     b_.add_sample(locs.data(), locs.size(), values.data(), values.size(), sample_labels.data(), sample_labels.size());
   }
+  return true;
 }
 
 std::string PprofMerger::finish(bool gzip, int level) {

@@ -19,11 +19,12 @@ namespace fg {
 class PprofMerger {
  public:
   // Adds one profile (protobuf, gzip or not); `labels` go on each of its
-  // samples. Throws InputError ("NAME: byte N: ...") on malformed input, and
-  // UsageError when its sample types differ from the first profile's (their
-  // values could not be summed column by column).
-  void add(std::string_view bytes, const std::string& name,
-           const std::vector<std::pair<std::string, std::string>>& labels);
+  // samples. Returns false, adding nothing, when its sample types differ
+  // from the first profile's (their values cannot be summed column by
+  // column; `mismatch` says how). Throws InputError ("NAME: byte N: ...") on
+  // malformed input.
+  bool add(std::string_view bytes, const std::string& name,
+           const std::vector<std::pair<std::string, std::string>>& labels, std::string* mismatch = nullptr);
 
   size_t profiles() const { return profiles_; }
   // The merged profile's bytes (gzip at libdeflate `level`, or raw).
