@@ -43,13 +43,42 @@ struct InputProfile {
   std::vector<protozero::data_view> samples;
 };
 
+// Field readers that check the wire type first: protozero only asserts it
+// (an abort in builds with assertions, on a hostile file).
+struct WrongWireType : protozero::exception {
+  const char* what() const noexcept override { return "a field has the wrong wire type"; }
+};
+void expect(const pbf_reader& r, protozero::pbf_wire_type t) {
+  if (r.wire_type() != t) throw WrongWireType();
+}
+uint64_t u64(pbf_reader& r) {
+  expect(r, protozero::pbf_wire_type::varint);
+  return r.get_uint64();
+}
+int64_t i64(pbf_reader& r) {
+  expect(r, protozero::pbf_wire_type::varint);
+  return r.get_int64();
+}
+bool flag(pbf_reader& r) {
+  expect(r, protozero::pbf_wire_type::varint);
+  return r.get_bool();
+}
+pbf_reader message(pbf_reader& r) {
+  expect(r, protozero::pbf_wire_type::length_delimited);
+  return r.get_message();
+}
+protozero::data_view view(pbf_reader& r) {
+  expect(r, protozero::pbf_wire_type::length_delimited);
+  return r.get_view();
+}
+
 // A repeated integer field, packed or not.
 template <typename Fn>
 void repeated(pbf_reader& r, Fn&& fn) {
   if (r.wire_type() == protozero::pbf_wire_type::length_delimited) {
     for (uint64_t v : r.get_packed_uint64()) fn(v);
   } else {
-    fn(r.get_uint64());
+    fn(u64(r));
   }
 }
 
@@ -57,16 +86,16 @@ InputProfile::Mapping read_mapping(pbf_reader m) {
   InputProfile::Mapping x;
   while (m.next()) {
     switch (pf::Mapping(m.tag())) {
-      case pf::Mapping::id: x.id = m.get_uint64(); break;
-      case pf::Mapping::memory_start: x.start = m.get_uint64(); break;
-      case pf::Mapping::memory_limit: x.limit = m.get_uint64(); break;
-      case pf::Mapping::file_offset: x.offset = m.get_uint64(); break;
-      case pf::Mapping::filename: x.filename = m.get_int64(); break;
-      case pf::Mapping::build_id: x.build_id = m.get_int64(); break;
-      case pf::Mapping::has_functions: x.functions = m.get_bool(); break;
-      case pf::Mapping::has_filenames: x.filenames = m.get_bool(); break;
-      case pf::Mapping::has_line_numbers: x.line_numbers = m.get_bool(); break;
-      case pf::Mapping::has_inline_frames: x.inline_frames = m.get_bool(); break;
+      case pf::Mapping::id: x.id = u64(m); break;
+      case pf::Mapping::memory_start: x.start = u64(m); break;
+      case pf::Mapping::memory_limit: x.limit = u64(m); break;
+      case pf::Mapping::file_offset: x.offset = u64(m); break;
+      case pf::Mapping::filename: x.filename = i64(m); break;
+      case pf::Mapping::build_id: x.build_id = i64(m); break;
+      case pf::Mapping::has_functions: x.functions = flag(m); break;
+      case pf::Mapping::has_filenames: x.filenames = flag(m); break;
+      case pf::Mapping::has_line_numbers: x.line_numbers = flag(m); break;
+      case pf::Mapping::has_inline_frames: x.inline_frames = flag(m); break;
       default: m.skip();
     }
   }
@@ -77,15 +106,15 @@ InputProfile::Location read_location(pbf_reader m) {
   InputProfile::Location x;
   while (m.next()) {
     switch (pf::Location(m.tag())) {
-      case pf::Location::id: x.id = m.get_uint64(); break;
-      case pf::Location::mapping_id: x.mapping = m.get_uint64(); break;
-      case pf::Location::address: x.address = m.get_uint64(); break;
+      case pf::Location::id: x.id = u64(m); break;
+      case pf::Location::mapping_id: x.mapping = u64(m); break;
+      case pf::Location::address: x.address = u64(m); break;
       case pf::Location::line: {
-        pbf_reader l = m.get_message();
+        pbf_reader l = message(m);
         std::pair<uint64_t, int64_t> line{0, 0};
         while (l.next()) {
-          if (l.tag() == uint32_t(pf::Line::function_id)) line.first = l.get_uint64();
-          else if (l.tag() == uint32_t(pf::Line::line)) line.second = l.get_int64();
+          if (l.tag() == uint32_t(pf::Line::function_id)) line.first = u64(l);
+          else if (l.tag() == uint32_t(pf::Line::line)) line.second = i64(l);
           else l.skip();
         }
         x.lines.push_back(line);
@@ -101,10 +130,10 @@ InputProfile::Function read_function(pbf_reader m) {
   InputProfile::Function x;
   while (m.next()) {
     switch (pf::Function(m.tag())) {
-      case pf::Function::id: x.id = m.get_uint64(); break;
-      case pf::Function::name: x.name = m.get_int64(); break;
-      case pf::Function::filename: x.filename = m.get_int64(); break;
-      case pf::Function::start_line: x.start_line = m.get_int64(); break;
+      case pf::Function::id: x.id = u64(m); break;
+      case pf::Function::name: x.name = i64(m); break;
+      case pf::Function::filename: x.filename = i64(m); break;
+      case pf::Function::start_line: x.start_line = i64(m); break;
       default: m.skip();
     }
   }
@@ -114,8 +143,8 @@ InputProfile::Function read_function(pbf_reader m) {
 std::pair<int64_t, int64_t> read_value_type(pbf_reader m) {
   std::pair<int64_t, int64_t> vt{0, 0};
   while (m.next()) {
-    if (m.tag() == uint32_t(pf::ValueType::type)) vt.first = m.get_int64();
-    else if (m.tag() == uint32_t(pf::ValueType::unit)) vt.second = m.get_int64();
+    if (m.tag() == uint32_t(pf::ValueType::type)) vt.first = i64(m);
+    else if (m.tag() == uint32_t(pf::ValueType::unit)) vt.second = i64(m);
     else m.skip();
   }
   return vt;
@@ -127,21 +156,21 @@ void read_profile(std::string_view pb, InputProfile& p, uint64_t* at) {
     *at = uint64_t(top.data().data() - pb.data());
     if (!top.next()) break;
     switch (pf::Profile(top.tag())) {
-      case pf::Profile::sample_type: p.sample_types.push_back(read_value_type(top.get_message())); break;
-      case pf::Profile::sample: p.samples.push_back(top.get_view()); break;
-      case pf::Profile::mapping: p.mappings.push_back(read_mapping(top.get_message())); break;
-      case pf::Profile::location: p.locations.push_back(read_location(top.get_message())); break;
-      case pf::Profile::function: p.functions.push_back(read_function(top.get_message())); break;
+      case pf::Profile::sample_type: p.sample_types.push_back(read_value_type(message(top))); break;
+      case pf::Profile::sample: p.samples.push_back(view(top)); break;
+      case pf::Profile::mapping: p.mappings.push_back(read_mapping(message(top))); break;
+      case pf::Profile::location: p.locations.push_back(read_location(message(top))); break;
+      case pf::Profile::function: p.functions.push_back(read_function(message(top))); break;
       case pf::Profile::string_table: {
-        protozero::data_view v = top.get_view();
+        protozero::data_view v = view(top);
         p.strings.emplace_back(v.data(), v.size());
         break;
       }
-      case pf::Profile::time_nanos: p.time_nanos = top.get_int64(); break;
-      case pf::Profile::duration_nanos: p.duration_nanos = top.get_int64(); break;
-      case pf::Profile::period_type: p.period_type = read_value_type(top.get_message()); break;
-      case pf::Profile::period: p.period = top.get_int64(); break;
-      case pf::Profile::default_sample_type: p.default_sample_type = top.get_int64(); break;
+      case pf::Profile::time_nanos: p.time_nanos = i64(top); break;
+      case pf::Profile::duration_nanos: p.duration_nanos = i64(top); break;
+      case pf::Profile::period_type: p.period_type = read_value_type(message(top)); break;
+      case pf::Profile::period: p.period = i64(top); break;
+      case pf::Profile::default_sample_type: p.default_sample_type = i64(top); break;
       case pf::Profile::comment: repeated(top, [&](uint64_t v) { p.comments.push_back(int64_t(v)); }); break;
       default: top.skip();
     }
@@ -275,14 +304,14 @@ bool PprofMerger::add(std::string_view bytes, const std::string& name,
             break;
           case pf::Sample::value: repeated(r, [&](uint64_t v) { values.push_back(int64_t(v)); }); break;
           case pf::Sample::label: {
-            pbf_reader l = r.get_message();
+            pbf_reader l = message(r);
             int64_t key = 0, sv = 0, num = 0, unit = 0;
             while (l.next()) {
               switch (pf::Label(l.tag())) {
-                case pf::Label::key: key = l.get_int64(); break;
-                case pf::Label::str: sv = l.get_int64(); break;
-                case pf::Label::num: num = l.get_int64(); break;
-                case pf::Label::num_unit: unit = l.get_int64(); break;
+                case pf::Label::key: key = i64(l); break;
+                case pf::Label::str: sv = i64(l); break;
+                case pf::Label::num: num = i64(l); break;
+                case pf::Label::num_unit: unit = i64(l); break;
                 default: l.skip();
               }
             }

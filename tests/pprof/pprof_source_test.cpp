@@ -453,6 +453,14 @@ TEST(PprofMerge, PerfDataAndPprofInputsKeepAddresses) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("merged at function level"), std::string::npos) << r.err;
   for (const auto& [id, a] : decode(read_file(mixed)).addresses) EXPECT_EQ(a, 0u);
+  // A damaged pprof input is a one-line error naming it.
+  const std::string raw = read_file(testdata("pprof/fp_static.pb"));
+  const std::string cut = dir + "/cut.pb";
+  test::write_file(cut, raw.substr(0, raw.size() / 2));
+  r = run_shell(fg_cmd("merge " + shell_quote(cut) + " " + pb + " -o " + shell_quote(dir + "/y.pb.gz")));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find(cut + ": byte "), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace
