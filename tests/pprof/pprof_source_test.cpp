@@ -443,6 +443,14 @@ TEST(PprofMerge, PerfDataAndPprofInputsKeepAddresses) {
   EXPECT_EQ(run_ok(fg_cmd("merge --tag host=b " + shell_quote(merged))), run_ok(fg_cmd("merge " + pb)));
   EXPECT_EQ(sorted_lines(run_ok(fg_cmd("merge --tag host=a " + shell_quote(merged)))),
             sorted_lines(run_ok(fg_cmd("merge " + data))));
+  if (go_missing().empty()) {
+    const std::string raw = run_ok("HOME=" + shell_quote(dir) + " PPROF_BINARY_PATH=/nonexistent go tool pprof " +
+                                   "-symbolize=none -raw " + shell_quote(merged) + " 2>&1");
+    EXPECT_NE(raw.find("host:[a]"), std::string::npos) << raw;
+    EXPECT_NE(raw.find("host:[b]"), std::string::npos) << raw;
+    EXPECT_NE(raw.find("/tmp/fgtool-pprof-lines/pprof_lines 7fed667eada23bd05daba1a460f1db55254a288e"),
+              std::string::npos) << raw;  // the perf.data's mapping with its build-id
+  }
   // Inputs whose sample types differ cannot be summed column by column:
   // merged at function level instead (no addresses), with a warning.
   const std::string off = dir + "/off.pb";
