@@ -184,22 +184,6 @@ class PerfDataPprof {
     start_source_lookups();
   }
 
-  // The mappings and locations, once the samples have numbered them (in
-  // order of first use), with the DWARF lines the other thread found.
-  void add_locations() {
-    if (source_done_.valid()) source_done_.get();
-    for (size_t i = 0; i < mappings_.size(); ++i) {
-      mappings_[i].has_filenames = mappings_[i].has_line_numbers = source_objects_[i] != SourceLines::kNoObject;
-      if (b_.add_mapping(mappings_[i]) != i + 1) throw std::logic_error("pprof export: mapping ids out of order");
-    }
-    for (size_t i = 0; i < order_.size(); ++i) {
-      const uint64_t entry = order_[i];
-      const uint64_t id = entry & kPlainEntry ? encode_plain_location(FrameId(entry & ~kPlainEntry))
-                                              : encode_location(uint32_t(entry));
-      if (id != i + 1) throw std::logic_error("pprof export: location ids out of order");
-    }
-  }
-
   void add_samples() {
     SampleLabels labels(b_, profile_, options_);
     labels_ = &labels;
@@ -216,6 +200,22 @@ class PerfDataPprof {
     if (view != FoldView::on_cpu)
       for (const auto& w : c_.off_weights) emit(w, true);
     labels_ = nullptr;
+  }
+
+  // The mappings and locations, once the samples have numbered them (in
+  // order of first use), with the DWARF lines the other thread found.
+  void add_locations() {
+    if (source_done_.valid()) source_done_.get();
+    for (size_t i = 0; i < mappings_.size(); ++i) {
+      mappings_[i].has_filenames = mappings_[i].has_line_numbers = source_objects_[i] != SourceLines::kNoObject;
+      if (b_.add_mapping(mappings_[i]) != i + 1) throw std::logic_error("pprof export: mapping ids out of order");
+    }
+    for (size_t i = 0; i < order_.size(); ++i) {
+      const uint64_t entry = order_[i];
+      const uint64_t id = entry & kPlainEntry ? encode_plain_location(FrameId(entry & ~kPlainEntry))
+                                              : encode_location(uint32_t(entry));
+      if (id != i + 1) throw std::logic_error("pprof export: location ids out of order");
+    }
   }
 
   void fill_stats(PprofExportStats& stats) {
