@@ -7,11 +7,13 @@
 // the pprof loader, so every command reads pprof.
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <memory>
+#include <sstream>
 
 #include "categories/category_rules.h"
 #include "command.h"
@@ -107,7 +109,7 @@ std::string merge_with_addresses(const std::vector<AddressInput>& inputs, const 
       bytes = pprof_from_perf_data(in.path, fo, one);
     } else {
       std::ifstream f(in.path, std::ios::binary);
-      if (!f) throw InputError(in.path + ": cannot open");
+      if (!f) throw InputError(in.path + ": cannot open: " + std::strerror(errno));
       std::ostringstream ss;
       ss << f.rdbuf();
       bytes = ss.str();
