@@ -1,7 +1,8 @@
 // libFuzzer target: pprof profile.proto input (raw protobuf, and the same
 // bytes gzip-compressed, the form pprof files take), as every command reads
-// it; then what fgtool export -f pprof does with the result, which must read
-// back to the same folded text.
+// it, and as fgtool merge's whole-profile merge reads it; then what fgtool
+// export -f pprof does with the result, which must read back to the same
+// folded text.
 #include "fuzz_target.h"
 #include <cstdlib>
 #include <string>
@@ -11,6 +12,7 @@
 #include "folded/folded_writer.h"
 #include "pprof/pprof_builder.h"
 #include "pprof/pprof_export.h"
+#include "pprof/pprof_merge.h"
 #include "pprof/pprof_reader.h"
 
 FGTOOL_FUZZ_TARGET(pprof, data, size) {
@@ -23,6 +25,12 @@ FGTOOL_FUZZ_TARGET(pprof, data, size) {
     fg::FoldedProfile p;
     fg::PprofReadOptions options;
     if (size > 0 && (data[0] & 1)) options.tags = {{"comm", "a"}};
+    try {
+      // fgtool merge's whole-profile merge reads it too (keeping addresses).
+      fg::PprofMerger merger;
+      if (merger.add(in, "fuzz.pb", {{"host", "a"}})) (void)merger.finish(false, 1);
+    } catch (const fg::InputError&) {
+    }
     try {
       fg::read_pprof_data(in, "fuzz.pb", p, options);
     } catch (const fg::InputError&) {

@@ -24,7 +24,7 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(g++ cmake ninja-build make pkg-config python3 git
       libboost-program-options-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev
       nlohmann-json3-dev libgtest-dev libbenchmark-dev libxml2-utils
-      linux-perf elfutils binutils lld xz-utils libprotozero-dev)
+      linux-perf elfutils binutils lld xz-utils libprotozero-dev libdeflate-dev)
 # OpenBLAS so fp32 Linear/addmm runs on it, as in the recordings the categories describe.
 [ $want_demo = 1 ] && pkgs+=(libtorch-dev libopenblas0-pthread)
 [ $want_fuzz = 1 ] && pkgs+=(clang-14 libclang-rt-14-dev)

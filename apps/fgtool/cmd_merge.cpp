@@ -2,12 +2,17 @@
 // typically one per host or rank) into one folded or pprof output, optionally
 // marking each input with a label or a root frame. Inputs are read one after
 // another into one prefix tree, so memory follows the merged tree, not the
-// inputs.
+// inputs; pprof output of only perf.data and pprof inputs is instead merged as
+// whole profiles (PprofMerger), keeping addresses.
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "categories/category_rules.h"
 #include "command.h"
@@ -16,7 +21,9 @@
 #include "diagnostics/progress.h"
 #include "folded/folded_writer.h"
 #include "folded/profile_loader.h"
+#include "fold/fold_perf_data.h"
 #include "pprof/pprof_export.h"
+#include "pprof/pprof_merge.h"
 #include "pprof/pprof_reader.h"
 #include "pprof_cli.h"
 
@@ -39,6 +46,59 @@ bool is_pprof_name(const std::string& path) {
     return path.size() >= x.size() && path.compare(path.size() - x.size(), x.size(), x) == 0;
   };
   return ends(".pb.gz") || ends(".pb") || ends(".pprof") || ends(".pprof.gz");
+}
+
+// pprof output from inputs that are all perf.data or pprof files: merged
+// as whole profiles, so that addresses, mappings, build-ids, source lines
+// and the inputs' own labels stay (perf.data is exported first, as
+// `fgtool export -f pprof` does). Empty when an input is anything else.
+struct AddressInput {
+  std::string path, value;
+  bool perf_data;
+};
+std::vector<AddressInput> address_inputs(const std::vector<std::pair<std::string, std::string>>& ins) {
+  std::vector<AddressInput> out;
+  for (const auto& [value, path] : ins) {
+    if (path == "-") return {};
+    const std::string head = read_file_head(path);
+    if (looks_like_perf_data(head)) out.push_back({path, value, true});
+    else if (looks_like_pprof(head)) out.push_back({path, value, false});
+    else return {};
+  }
+  return out;
+}
+
+// The merged profile, or empty (with a warning) when the inputs' sample
+// types differ: the caller then merges at function level.
+std::string merge_with_addresses(const std::vector<AddressInput>& inputs, const std::string& label_key,
+                                 const PprofExportOptions& eo, bool lenient) {
+  PprofMerger merger;
+  for (const AddressInput& in : inputs) {
+    std::vector<std::pair<std::string, std::string>> labels = eo.labels;
+    if (!label_key.empty()) labels.emplace_back(label_key, in.value);
+    std::string bytes;
+    if (in.perf_data) {
+      FoldOptions fo;
+      fo.partial = lenient;
+      PprofExportOptions one = eo;
+      one.labels.clear();
+      one.gzip = false;
+      bytes = pprof_from_perf_data(in.path, fo, one);
+    } else {
+      std::ifstream f(in.path, std::ios::binary);
+      if (!f) throw InputError(in.path + ": cannot open: " + std::strerror(errno));
+      std::ostringstream ss;
+      ss << f.rdbuf();
+      bytes = ss.str();
+    }
+    std::string mismatch;
+    if (!merger.add(bytes, in.path, labels, &mismatch)) {
+      std::cerr << "fgtool merge: warning: " << mismatch
+                << "; merged at function level (no addresses), summing the value --sample-index picks\n";
+      return {};
+    }
+  }
+  return merger.finish(eo.gzip, eo.gzip_level);
 }
 
 int run_merge(const std::vector<std::string>& args) {
@@ -88,6 +148,27 @@ int run_merge(const std::vector<std::string>& args) {
   }
   const bool grouped = !label_key.empty() || root;
   Progress timer("merge", 0, Progress::default_enabled());
+  // Whole-profile merge (addresses kept) for pprof output of perf.data and
+  // pprof inputs, unless a root frame, a value or a tag filter asks for the
+  // folded tree.
+  std::vector<AddressInput> address_ins;
+  if (pprof && !root && pin.sample_index.empty() && pin.tags.empty()) {
+    std::vector<std::pair<std::string, std::string>> named;
+    for (const Input& in : ins) named.emplace_back(in.value, in.path);
+    address_ins = address_inputs(named);
+  }
+  if (!address_ins.empty()) {
+    PprofExportOptions eo;
+    std::unique_ptr<CategoryMatcher> matcher = set_pprof_output_options(eo, user_labels, rules_file, !no_categories);
+    std::string doc = merge_with_addresses(address_ins, label_key, eo, lenient);
+    if (!doc.empty()) {
+      AtomicOutput out(output);
+      out.write(doc);
+      out.commit();
+      timer.finish(std::to_string(ins.size()) + " inputs, addresses kept");
+      return 0;
+    }
+  }
 
   // Without labels every input streams into one tree; with them, one tree per
   // value (inputs with the same value share it).

@@ -50,7 +50,7 @@ std::unique_ptr<CategoryMatcher> set_pprof_output_options(PprofExportOptions& eo
 int run_export_pprof(const std::vector<std::string>& args) {
   std::vector<std::string> inputs, labels;
   std::string format, rules_file;
-  bool lenient = false, no_categories = false, uncompressed = false;
+  bool lenient = false, no_categories = false, uncompressed = false, no_source_lines = false;
   FoldCliOptions fold_cli;
   PprofInputCli pin;
   po::options_description options("Options");
@@ -62,6 +62,7 @@ int run_export_pprof(const std::vector<std::string>& args) {
       ("rules", po::value(&rules_file), "a rules JSON file added to the built-in category rules")
       ("no-categories", po::bool_switch(&no_categories), "leave out the category and phase labels")
       ("uncompressed", po::bool_switch(&uncompressed), "write the protobuf without gzip")
+      ("no-source-lines", po::bool_switch(&no_source_lines), "perf.data: leave out DWARF file names and line numbers")
       ("lenient", po::bool_switch(&lenient), "skip malformed input records instead of failing");
   add_fold_options(options, fold_cli);
   options.add_options()("output,o", po::value(&fold_cli.output)->default_value("-"), "output file ('-' = stdout)");
@@ -76,6 +77,7 @@ int run_export_pprof(const std::vector<std::string>& args) {
   PprofExportOptions eo;
   std::unique_ptr<CategoryMatcher> matcher = set_pprof_output_options(eo, labels, rules_file, !no_categories);
   eo.gzip = !uncompressed;
+  eo.source_lines = !no_source_lines;
   std::string doc;
   if (inputs.size() == 1 && inputs[0] != "-" && looks_like_perf_data(read_file_head(inputs[0]))) {
     // perf.data: addresses, mappings, build-ids and per-thread labels.
@@ -86,12 +88,13 @@ int run_export_pprof(const std::vector<std::string>& args) {
     doc = pprof_from_perf_data(inputs[0], fo, eo, &stats, nullptr, &ps);
     report_fold_stats(inputs[0], fo, stats, std::cerr, fold_cli.stats);
     if (fold_cli.stats) {
-      char line[320];
+      char line[400];
       std::snprintf(line, sizeof line,
                     "fgtool export: pprof: %llu samples, %llu locations, %llu functions, %llu mappings, %llu bytes; "
-                    "fold %.3f s, build %.3f s, encode%s %.3f s\n",
+                    "%llu addresses looked up in DWARF (%llu objects, %.3f s); fold %.3f s, build %.3f s, encode%s %.3f s\n",
                     (unsigned long long)ps.samples, (unsigned long long)ps.locations, (unsigned long long)ps.functions,
-                    (unsigned long long)ps.mappings, (unsigned long long)ps.bytes, ps.fold_seconds, ps.build_seconds,
+                    (unsigned long long)ps.mappings, (unsigned long long)ps.bytes, (unsigned long long)ps.source_lookups,
+                    (unsigned long long)ps.source_objects, ps.source_seconds, ps.fold_seconds, ps.build_seconds,
                     eo.gzip ? "+gzip" : "", ps.encode_seconds);
       std::cerr << line;
     }

@@ -1,17 +1,14 @@
 #include "pprof/pprof_builder.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <initializer_list>
-#include <thread>
 #include <vector>
 #include <stdexcept>
 
 #include <protozero/pbf_builder.hpp>
 
+#include "pprof/pprof_gzip.h"
 #include "pprof/profile_fields.h"
 
 namespace fg {
@@ -97,7 +94,7 @@ uint64_t PprofBuilder::add_mapping(const Mapping& m) {
   return id;
 }
 
-uint64_t PprofBuilder::function(std::string_view name, std::string_view filename) {
+uint64_t PprofBuilder::function(std::string_view name, std::string_view filename, int64_t start_line) {
   FunctionKey key{string_id(name), string_id(filename)};
   auto it = functions_.find(key);
   if (it != functions_.end()) return it->second;
@@ -111,6 +108,7 @@ uint64_t PprofBuilder::function(std::string_view name, std::string_view filename
     b.add_int64(pf::Function::system_name, key.name);
   }
   if (key.filename) b.add_int64(pf::Function::filename, key.filename);
+  if (start_line) b.add_int64(pf::Function::start_line, start_line);
   return id;
 }
 
@@ -222,10 +220,6 @@ std::string PprofBuilder::encode_trailer() const {
   return out;
 }
 
-namespace {
-std::string gzip_member(std::initializer_list<std::string_view> pieces, int level);
-}
-
 void PprofBuilder::ship_full_samples() {
   constexpr size_t kChunk = 8u << 20;
   if (stream_level_ < 0 || samples_bytes_.size() < kChunk) return;
@@ -246,15 +240,17 @@ void PprofBuilder::ship_full_samples() {
     pending_members_.pop_front();
   }
   int level = stream_level_;
-  pending_members_.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return gzip_member({c}, level); }));
+  pending_members_.push_back(std::async(std::launch::async, [c = std::move(chunk), level] { return gzip_member(c, level); }));
 }
 
 std::string PprofBuilder::encode_gzip(int level) {
-  if (!shipped_prefix_) return gzip_bytes(encode(), level);
-  // The rest as one more member, compressed straight from the parts (no
-  // copy into one buffer) while the last shipped runs finish on their threads.
   std::string trailer = encode_trailer();
-  std::string rest = gzip_member({samples_bytes_, mappings_bytes_, locations_bytes_, functions_bytes_, trailer}, level);
+  if (!shipped_prefix_)
+    return gzip_pieces({sample_types_bytes_, samples_bytes_, mappings_bytes_, locations_bytes_, functions_bytes_, trailer},
+                       level);
+  // The rest as more members, compressed straight from the parts (no copy
+  // into one buffer) while the last shipped runs finish on their threads.
+  std::string rest = gzip_pieces({samples_bytes_, mappings_bytes_, locations_bytes_, functions_bytes_, trailer}, level);
   for (auto& f : pending_members_) done_members_.push_back(f.get());
   pending_members_.clear();
   done_members_.push_back(std::move(rest));
@@ -264,72 +260,6 @@ std::string PprofBuilder::encode_gzip(int level) {
   out.reserve(total);
   for (const auto& m : done_members_) out += m;
   return out;
-}
-
-namespace {
-// One gzip member holding the pieces one after another.
-std::string gzip_member(std::initializer_list<std::string_view> pieces, int level) {
-  z_stream z{};
-  // windowBits 15 + 16: a gzip wrapper; zlib writes mtime 0 and no name.
-  if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw std::runtime_error("zlib: deflateInit2 failed");
-  size_t total = 0;
-  for (std::string_view p : pieces) total += p.size();
-  // Profiles compress 3-4x at level 1: a buffer of deflateBound (more than
-  // the input) would be zero-filled and faulted in for nothing. It grows
-  // when a piece does not fit.
-  std::string out;
-  out.resize(std::min<size_t>(deflateBound(&z, uLong(total)) + 32, total / 2 + (64 << 10)));
-  int rc = Z_OK;
-  size_t left = pieces.size();
-  for (std::string_view p : pieces) {
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p.data()));
-    z.avail_in = uInt(p.size());
-    const int flush = --left == 0 ? Z_FINISH : Z_NO_FLUSH;
-    for (;;) {
-      if (out.size() - z.total_out < (16 << 10)) out.resize(out.size() * 2);
-      z.next_out = reinterpret_cast<Bytef*>(out.data()) + z.total_out;
-      z.avail_out = uInt(out.size() - z.total_out);
-      rc = deflate(&z, flush);
-      if (rc == Z_STREAM_ERROR || rc == Z_STREAM_END) break;
-      if (z.avail_in == 0 && z.avail_out != 0) break;  // this piece is in; Z_NO_FLUSH may hold some back
-    }
-    if (rc == Z_STREAM_ERROR) break;
-  }
-  size_t produced = z.total_out;
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate did not finish");
-  out.resize(produced);
-  return out;
-}
-}  // namespace
-
-// Large inputs are cut into pieces compressed on two threads, each a gzip
-// member of its own: concatenated members are one valid gzip stream (RFC
-// 1952; Go's gzip reader, and so pprof tools, read them as one).
-std::string gzip_bytes(std::string_view data, int level) {
-  constexpr size_t kPiece = 8u << 20;
-  if (data.size() <= kPiece) return gzip_member({data}, level);
-  size_t pieces = (data.size() + kPiece - 1) / kPiece;
-  std::vector<std::string> out(pieces);
-  std::exception_ptr error;
-  auto work = [&](size_t parity) {
-    try {
-      for (size_t i = parity; i < pieces; i += 2) out[i] = gzip_member({data.substr(i * kPiece, kPiece)}, level);
-    } catch (...) {
-      error = std::current_exception();
-    }
-  };
-  std::thread helper(work, size_t(1));
-  work(0);
-  helper.join();
-  if (error) std::rethrow_exception(error);
-  std::string all;
-  size_t total = 0;
-  for (const auto& o : out) total += o.size();
-  all.reserve(total);
-  for (const auto& o : out) all += o;
-  return all;
 }
 
 }  // namespace fg

@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pprof/pprof_gzip.h"  // gzip_bytes, for callers of encode_gzip
+
 namespace fg {
 
 class PprofBuilder {
@@ -47,8 +49,8 @@ class PprofBuilder {
 
   // Ids start at 1 (0 means "none" in the format).
   uint64_t add_mapping(const Mapping& m);
-  // One function per (name, filename); deduplicated.
-  uint64_t function(std::string_view name, std::string_view filename = {});
+  // One function per (name, filename); deduplicated (start_line: the first one's).
+  uint64_t function(std::string_view name, std::string_view filename = {}, int64_t start_line = 0);
   // A new location; lines innermost (inlined) first, the caller last.
   uint64_t add_location(uint64_t mapping_id, uint64_t address, const Line* lines, size_t line_count);
 
@@ -69,10 +71,12 @@ class PprofBuilder {
 
   size_t sample_type_count() const { return sample_types_; }
   size_t sample_count() const { return samples_; }
+  size_t function_count() const { return size_t(next_function_ - 1); }
 
   // The encoded Profile message (uncompressed). Not after compress_while_building.
   std::string encode() const;
-  // encode(), gzip-compressed (deterministic: no name, no time in the header).
+  // encode(), gzip-compressed at libdeflate `level` (several members, see
+  // gzip_pieces; deterministic: no name, no time in the header).
   std::string encode_gzip(int level = 1);
   // Compresses full 8 MiB runs of samples on other threads while samples
   // are still being added (each a gzip member; see gzip_bytes), so that
@@ -112,8 +116,5 @@ class PprofBuilder {
   std::string encode_after_samples() const;
   std::string encode_trailer() const;
 };
-
-// gzip-compresses bytes (zlib, deterministic header).
-std::string gzip_bytes(std::string_view data, int level);
 
 }  // namespace fg

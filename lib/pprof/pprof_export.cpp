@@ -2,12 +2,16 @@
 
 #include <chrono>
 #include <cmath>
+#include <future>
+#include <stdexcept>
 #include <memory>
 #include <unordered_map>
 
 #include "categories/profile_categories.h"
+#include "pprof/perf_data_collector.h"
+#include "pprof/perf_wall_clock.h"
 #include "pprof/pprof_builder.h"
-#include "unwind/process_table.h"
+#include "pprof/source_lines.h"
 
 namespace fg {
 
@@ -87,259 +91,353 @@ std::string finish(PprofBuilder& b, const PprofExportOptions& options, PprofExpo
   return out;
 }
 
-// Collects what the fold shows the observer; the pprof is built from it
-// once the fold (and so the profile's frame names) is complete.
-class PerfDataCollector final : public FoldObserver {
+// pprof values are integers: fractional microseconds (trace spans) are
+// written as nanoseconds rather than rounded. The factor, and the units it
+// gives.
+double integral_value_scale(const std::vector<PprofGroup>& groups, std::string* units) {
+  if (*units != "us" && *units != "ms") return 1;
+  bool fractional = false;
+  for (const PprofGroup& g : groups)
+    for (NodeId n = 1; n < g.profile->node_count() && !fractional; ++n) {
+      double w = g.profile->node(n).self;
+      fractional = w != std::floor(w);
+    }
+  if (!fractional) return 1;
+  const double scale = *units == "us" ? 1e3 : 1e6;
+  *units = "ns";
+  return scale;
+}
+
+// Locations of folded profiles (no addresses): one mapping per object the
+// frames name (perf.data-derived profiles know them; folded text does not),
+// one location per (object, frame name), shared by all profiles.
+class FoldedLocations {
  public:
-  struct MappingCopy {
-    uint64_t start = 0, limit = 0, offset = 0;
-    std::string path, build_id;  // build_id raw bytes
-    bool kernel = false;
-  };
-  struct LocationCopy {
-    uint32_t mapping;  // index into mappings, or kNone
-    uint64_t address;
-    uint32_t names_start, name_count;  // into names
-    uint32_t arena_start;  // the fold's names_start: which symbolisation
-    bool hashed;  // in the hash table (else in seen_)
-  };
-  struct RawStack {
-    uint32_t root;  // index into roots
-    uint32_t locs_start, locs_count;  // into stack_locs, leaf first
-  };
-  struct Root {
-    std::string comm;
-    int32_t pid, tid;
-    FrameId frame;
-  };
-  struct Weight {
-    uint32_t raw;
-    uint64_t samples;
-    double value;
-    NodeId node;
-    FrameId extra;  // the wall view's "[off-cpu: S]" leaf, or kNoFrame
-  };
-  static constexpr uint32_t kNone = ~uint32_t{0};
-
-  void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
-                    const FrameId* arena) override {
-    if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
-    RawStack& r = raws[index];
-    r.root = root_index(root);
-    r.locs_start = uint32_t(stack_locs.size());
-    r.locs_count = uint32_t(count);
-    // A frame's names_start names the fold's frame-cache entry (one object
-    // offset, kernel address or JIT address): with the same mapping it is
-    // the same location. A vector indexed by it (`seen_`) holds the first
-    // location per entry: it answers most frames with one access, and says
-    // that a frame of an entry never seen is a new location, without a
-    // probe of the hash table (which misses the CPU caches). The rest
-    // (another process's mapping of the object, unmapped addresses) go to
-    // the hash table, prefetched per stack so that misses overlap.
-    if ((hashed_ + count + 1) * 2 > loc_slots_.size()) grow_locations(hashed_ + count + 1);
-    const size_t mask = loc_slots_.size() - 1;
-    pending_.resize(count);
-    for (size_t i = 0; i < count; ++i) {
-      const RawStackFrame& f = frames[i];
-      PendingLocation& p = pending_[i];
-      p.owner = f.kernel ? kKernelOwner : f.map;
-      if (p.owner) {
-        if (seen_.size() <= f.names_start) seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone});
-        const Seen& s = seen_[f.names_start];
-        if (s.owner == p.owner) {
-          p.slot = kKnown;
-          p.mapping = s.location;  // the answer
-          continue;
-        }
-        if (!s.owner) {
-          p.slot = kFirst;
-          p.mapping = mapping_index(f);  // here, so that mappings are numbered in frame order
-          continue;
-        }
+  explicit FoldedLocations(PprofBuilder& b) : b_(b) {}
+  void start_profile(const FoldedProfile& profile) {
+    profile_ = &profile;
+    location_of_.assign(profile.frame_count(), 0);
+  }
+  uint64_t of(FrameId f) {
+    uint64_t& loc = location_of_[f];
+    if (loc) return loc;
+    std::string_view object = profile_->frame_object(f);
+    std::string key(object);
+    key += '\0';
+    key += profile_->frame_name(f);
+    auto it = location_of_name_.find(key);
+    if (it != location_of_name_.end()) return loc = it->second;
+    uint64_t mapping = 0;
+    if (!object.empty()) {
+      auto mit = mapping_of_.find(std::string(object));
+      if (mit == mapping_of_.end()) {
+        PprofBuilder::Mapping m;
+        m.filename = std::string(object);
+        mit = mapping_of_.emplace(std::string(object), b_.add_mapping(m)).first;
       }
-      p.mapping = mapping_index(f);
-      p.slot = size_t(loc_hash(p.mapping, f.address, f.names_start)) & mask;
-      __builtin_prefetch(&loc_slots_[p.slot]);
+      mapping = mit->second;
     }
-    for (size_t i = 0; i < count; ++i) {
-      const RawStackFrame& f = frames[i];
-      PendingLocation& p = pending_[i];
-      if (p.slot == kKnown) {
-        stack_locs.push_back(p.mapping);
-        continue;
-      }
-      if (p.slot == kFirst) {
-        // Seen since, earlier in this stack (a recursion)?
-        Seen& s = seen_[f.names_start];
-        if (s.owner == p.owner) {
-          stack_locs.push_back(s.location);
-          continue;
-        }
-        if (!s.owner) {
-          uint32_t loc = new_location(f, p.mapping, arena, false);
-          s = Seen{p.owner, loc};
-          stack_locs.push_back(loc);
-          continue;
-        }
-        p.slot = size_t(loc_hash(p.mapping, f.address, f.names_start)) & mask;
-      }
-      stack_locs.push_back(location_index(f, p, arena));
-    }
+    PprofBuilder::Line line{b_.function(profile_->frame_name(f)), 0};
+    loc = b_.add_location(mapping, 0, &line, 1);
+    location_of_name_.emplace(std::move(key), loc);
+    return loc;
   }
-  void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
-    if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
-    weights.push_back(Weight{index, samples, weight, node, FoldedProfile::kNoFrame});
-  }
-  void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
-    off_weights.push_back(Weight{index, 0, double(nanoseconds), node, extra});
-  }
-
-  std::vector<MappingCopy> mappings;
-  std::vector<LocationCopy> locations;
-  std::vector<FrameId> names;
-  std::vector<uint32_t> stack_locs;
-  std::vector<RawStack> raws;
-  std::vector<Root> roots;
-  std::vector<Weight> weights, off_weights;
-  uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
+  size_t count() const { return location_of_name_.size(); }
+  size_t mappings() const { return mapping_of_.size(); }
 
  private:
-  uint32_t root_index(const RawStackRoot& r) {
-    // The fold's root objects stay put: their comm's address names them.
-    if (r.comm.data() == last_root_comm_ && r.pid == last_root_pid_ && r.tid == last_root_tid_) return last_root_;
-    last_root_comm_ = r.comm.data();
-    last_root_pid_ = r.pid;
-    last_root_tid_ = r.tid;
-    return last_root_ = root_index_slow(r);
-  }
-  uint32_t root_index_slow(const RawStackRoot& r) {
-    RootKey key{r.comm, r.pid, r.tid};
-    auto it = root_ids_.find(key);
-    if (it != root_ids_.end()) return it->second;
-    uint32_t id = uint32_t(roots.size());
-    roots.push_back(Root{std::string(r.comm), r.pid, r.tid, r.frame});
-    root_ids_.emplace(RootKey{roots.back().comm, r.pid, r.tid}, id);
-    return id;
-  }
-  uint32_t mapping_index(const RawStackFrame& f) {
-    if (f.kernel) {
-      kernel_min = std::min(kernel_min, f.address);
-      kernel_max = std::max(kernel_max, f.address);
-      if (kernel_mapping_ == kNone) {
-        kernel_mapping_ = uint32_t(mappings.size());
-        MappingCopy m;
-        m.path = "[kernel.kallsyms]";
-        m.kernel = true;
-        mappings.push_back(m);
-      }
-      return kernel_mapping_;
-    }
-    if (!f.map) return kNone;
-    // MapEntry ids are small and dense (creation order): a vector, no hashing.
-    if (f.map->id < (uint64_t(1) << 26)) {
-      if (map_by_entry_id_.size() <= f.map->id) map_by_entry_id_.resize(size_t(f.map->id) + 1 + map_by_entry_id_.size() / 2, kNone);
-      uint32_t& slot = map_by_entry_id_[size_t(f.map->id)];
-      if (slot == kNone) slot = new_mapping(*f.map);
-      return slot;
-    }
-    auto it = map_ids_.find(f.map);
-    if (it != map_ids_.end()) return it->second;
-    uint32_t id = new_mapping(*f.map);
-    map_ids_.emplace(f.map, id);
-    return id;
-  }
-  uint32_t new_mapping(const MapEntry& e) {
-    const MapEntry* map = &e;
-    uint32_t id = uint32_t(mappings.size());
-    MappingCopy m;
-    m.start = map->start;
-    m.limit = map->end;
-    m.offset = map->pgoff;
-    m.path = std::string(map->path);
-    m.build_id.assign(reinterpret_cast<const char*>(map->build_id.data()), map->build_id_size);
-    mappings.push_back(std::move(m));
-    return id;
-  }
-  // Open addressing over `locations`, each slot holding its location's key
-  // (a std::unordered_map's node per location cost an allocation each, and
-  // a slot that only held the id cost a second cache miss per lookup).
-  struct LocSlot {
-    uint64_t address;
-    uint32_t mapping, arena_start, id;
-  };
-  struct PendingLocation {
-    const MapEntry* owner;  // the frame's map, kKernelOwner, or nullptr (unmapped)
-    uint32_t mapping;       // mapping index; the location itself when slot is kKnown
-    size_t slot;
-  };
-  static constexpr size_t kKnown = ~size_t{0}, kFirst = ~size_t{0} - 1;
-  // The first (mapping, location) seen per frame-cache entry.
-  struct Seen {
-    const MapEntry* owner;
-    uint32_t location;
-  };
-  inline static const MapEntry* const kKernelOwner = reinterpret_cast<const MapEntry*>(uintptr_t(1));
-  uint32_t location_index(const RawStackFrame& f, const PendingLocation& p, const FrameId* arena) {
-    const size_t mask = loc_slots_.size() - 1;
-    for (size_t i = p.slot;; i = (i + 1) & mask) {
-      LocSlot& slot = loc_slots_[i];
-      if (slot.id == kNone) {
-        uint32_t id = new_location(f, p.mapping, arena, true);
-        slot = LocSlot{f.address, p.mapping, f.names_start, id};
-        return id;
-      }
-      if (slot.address == f.address && slot.mapping == p.mapping && slot.arena_start == f.names_start) return slot.id;
-    }
-  }
-  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* arena, bool hashed) {
-    uint32_t id = uint32_t(locations.size());
-    locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start, hashed});
-    names.insert(names.end(), arena + f.names_start, arena + f.names_start + f.name_count);
-    hashed_ += hashed;
-    return id;
-  }
-  static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start) {
-    uint64_t h = (address ^ (uint64_t(mapping) << 40) ^ (uint64_t(names_start) << 20)) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-  }
-  void grow_locations(size_t needed) {
-    size_t size = loc_slots_.empty() ? 4096 : loc_slots_.size();
-    while (needed * 2 > size) size *= 2;
-    loc_slots_.assign(size, LocSlot{0, 0, 0, kNone});
-    const size_t mask = size - 1;
-    for (uint32_t id = 0; id < locations.size(); ++id) {
-      const LocationCopy& l = locations[id];
-      if (!l.hashed) continue;
-      size_t i = loc_hash(l.mapping, l.address, l.arena_start) & mask;
-      while (loc_slots_[i].id != kNone) i = (i + 1) & mask;
-      loc_slots_[i] = LocSlot{l.address, l.mapping, l.arena_start, id};
-    }
-  }
-
-  struct RootKey {
-    std::string_view comm;
-    int32_t pid, tid;
-    bool operator==(const RootKey& o) const { return comm == o.comm && pid == o.pid && tid == o.tid; }
-  };
-  struct RootKeyHash {
-    size_t operator()(const RootKey& k) const {
-      return std::hash<std::string_view>()(k.comm) ^ (size_t(uint32_t(k.pid)) << 16) ^ size_t(uint32_t(k.tid)) * 0x9e3779b97f4a7c15ull;
-    }
-  };
-  std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
-  std::unordered_map<const MapEntry*, uint32_t> map_ids_;
-  std::vector<LocSlot> loc_slots_;
-  std::vector<PendingLocation> pending_;
-  std::vector<Seen> seen_;
-  size_t hashed_ = 0;  // locations in the hash table
-  std::vector<uint32_t> map_by_entry_id_;
-  const char* last_root_comm_ = nullptr;
-  int32_t last_root_pid_ = 0, last_root_tid_ = 0;
-  uint32_t last_root_ = 0;
-  uint32_t kernel_mapping_ = kNone;
+  PprofBuilder& b_;
+  const FoldedProfile* profile_ = nullptr;
+  std::vector<uint64_t> location_of_;  // per frame of the current profile
+  std::unordered_map<std::string, uint64_t> mapping_of_, location_of_name_;
 };
 
 bool is_clock(const EventAttr& a) { return a.type == 1 && (a.config == 0 || a.config == 1); }
+
+// Builds the pprof of one perf.data from its fold and what the collector saw.
+class PerfDataPprof {
+ public:
+  PerfDataPprof(const std::string& path, const FoldOptions& fold_options, const PprofExportOptions& options,
+                const FoldStats& fs, const FoldedProfile& profile, const PerfDataCollector& c)
+      : path_(path), fold_options_(fold_options), options_(options), fs_(fs), profile_(profile), c_(c),
+        function_of_(profile.frame_count(), 0), location_of_(c.locations.size(), 0) {}
+
+  // The lookup thread writes members declared after its future: it must end first.
+  ~PerfDataPprof() {
+    if (source_done_.valid()) source_done_.wait();
+  }
+  PerfDataPprof(const PerfDataPprof&) = delete;
+  PerfDataPprof& operator=(const PerfDataPprof&) = delete;
+
+  PprofBuilder& builder() { return b_; }
+
+  void describe() {
+    set_value_types();
+    if (options_.gzip) b_.compress_while_building(options_.gzip_level);
+    const uint64_t first = fs_.read.first_sample_time ? fs_.read.first_sample_time : fs_.file.first_sample_time;
+    const uint64_t last = fs_.read.last_sample_time ? fs_.read.last_sample_time : fs_.file.last_sample_time;
+    if (last > first) b_.set_duration_nanos(int64_t(last - first));
+    if (first)
+      if (auto wall = perf_sample_wall_time(path_, fs_.file, first)) b_.set_time_nanos(*wall);
+    if (!fs_.file.hostname.empty()) b_.add_comment("perf.data recorded on " + fs_.file.hostname);
+    prepare_mappings();
+    start_source_lookups();
+  }
+
+  void add_samples() {
+    SampleLabels labels(b_, profile_, options_);
+    labels_ = &labels;
+    k_comm_ = b_.string_id("comm");
+    k_pid_ = b_.string_id("pid");
+    k_tid_ = b_.string_id("tid");
+    // About 16 bytes of labels and 3 per location id a sample.
+    b_.reserve_samples((c_.weights.size() + c_.off_weights.size()) * 40 + c_.stack_locs.size() * 3);
+    // About 20 bytes a location (id, mapping, address, one line).
+    b_.reserve_locations(c_.locations.size() * 20 + c_.names.size() * 6);
+    const FoldView view = fold_options_.view;
+    if (view != FoldView::off_cpu)
+      for (const auto& w : c_.weights) emit(w, false);
+    if (view != FoldView::on_cpu)
+      for (const auto& w : c_.off_weights) emit(w, true);
+    labels_ = nullptr;
+  }
+
+  // The mappings and locations, once the samples have numbered them (in
+  // order of first use), with the DWARF lines the other thread found.
+  void add_locations() {
+    if (source_done_.valid()) source_done_.get();
+    for (size_t i = 0; i < mappings_.size(); ++i) {
+      mappings_[i].has_filenames = mappings_[i].has_line_numbers = source_objects_[i] != SourceLines::kNoObject;
+      if (b_.add_mapping(mappings_[i]) != i + 1) throw std::logic_error("pprof export: mapping ids out of order");
+    }
+    for (size_t i = 0; i < order_.size(); ++i) {
+      const uint64_t entry = order_[i];
+      const uint64_t id = entry & kPlainEntry ? encode_plain_location(FrameId(entry & ~kPlainEntry))
+                                              : encode_location(uint32_t(entry));
+      if (id != i + 1) throw std::logic_error("pprof export: location ids out of order");
+    }
+  }
+
+  void fill_stats(PprofExportStats& stats) {
+    stats.mappings = c_.mappings.size();
+    stats.locations = c_.locations.size() + plain_locations_.size();
+    stats.functions = b_.function_count();
+    if (source_) {
+      stats.source_objects = source_->stats().objects_with_lines;
+      stats.source_lookups = source_->stats().lookups - source_->stats().cached;
+      stats.source_seconds = source_->stats().seconds;
+    }
+  }
+
+ private:
+  // Value columns: samples first (by convention), then the weight.
+  void set_value_types() {
+    const EventAttr* attr = nullptr;
+    for (const EventAttr& a : fs_.file.attrs)
+      if (a.name == fs_.event) {
+        attr = &a;
+        break;
+      }
+    const bool clock = attr && is_clock(*attr);
+    const bool count = fold_options_.count;
+    const FoldView view = fold_options_.view;
+    if (view != FoldView::on_cpu) {
+      const char* type = view == FoldView::off_cpu ? "off_cpu" : "wall";
+      b_.add_sample_type(type, count ? "count" : "nanoseconds");
+      b_.set_period(type, count ? "count" : "nanoseconds", 1);
+      return;
+    }
+    with_samples_ = !count;
+    b_.add_sample_type("samples", "count");
+    if (!count) {
+      if (clock) b_.add_sample_type("cpu", "nanoseconds");
+      else b_.add_sample_type(fs_.event.empty() ? "events" : fs_.event, "count");
+    }
+    if (attr) {
+      uint64_t p = attr->sample_period;
+      if (clock) b_.set_period("cpu", "nanoseconds", int64_t(attr->freq() ? (p ? 1000000000 / p : 0) : p));
+      else if (!attr->freq()) b_.set_period(fs_.event, "count", int64_t(p));
+    }
+  }
+
+  void prepare_mappings() {
+    std::unordered_map<std::string, std::string> feature_ids;
+    for (const auto& e : fs_.file.build_ids) feature_ids.emplace(e.filename, e.build_id);
+    // DWARF file names and lines, for objects the fold found with debuginfo.
+    if (options_.source_lines && !fs_.objects.empty()) source_ = std::make_unique<SourceLines>(fs_.objects);
+    source_objects_.assign(c_.mappings.size(), SourceLines::kNoObject);
+    mappings_.resize(c_.mappings.size());
+    for (size_t i = 0; i < c_.mappings.size(); ++i) {
+      const auto& m = c_.mappings[i];
+      PprofBuilder::Mapping& pm = mappings_[i];
+      pm.filename = m.path;
+      std::string bid = m.build_id;
+      if (bid.empty()) {
+        auto it = feature_ids.find(m.path);
+        if (it != feature_ids.end()) bid = it->second;
+      }
+      pm.build_id = hex(bid);
+      if (m.kernel) {
+        pm.memory_start = c_.kernel_min;
+        pm.memory_limit = c_.kernel_max + 1;
+      } else {
+        pm.memory_start = m.start;
+        pm.memory_limit = m.limit;
+        pm.file_offset = m.offset;
+      }
+      pm.has_inline_frames = fold_options_.symbols.inline_frames;
+    }
+  }
+
+  // Opens the objects with DWARF and looks up every location in them, on
+  // another thread while the samples are encoded (the first lookups in a
+  // large object cost tens of ms: its line tables and debug sections).
+  void start_source_lookups() {
+    if (!source_) return;
+    source_at_.assign(c_.locations.size(), {0, 0});
+    source_done_ = std::async(std::launch::async, [this] {
+      for (size_t i = 0; i < c_.mappings.size(); ++i)
+        if (!c_.mappings[i].kernel) source_objects_[i] = source_->object(c_.mappings[i].path, c_.mappings[i].build_id);
+      for (size_t li = 0; li < c_.locations.size(); ++li) {
+        const auto& l = c_.locations[li];
+        if (l.mapping == PerfDataCollector::kNone || source_objects_[l.mapping] == SourceLines::kNoObject) continue;
+        const auto& m = c_.mappings[l.mapping];
+        size_t n = 0;
+        const SourceLines::Frame* f =
+            source_->lookup(source_objects_[l.mapping], l.address - m.start + m.offset, l.return_address, &n);
+        source_at_[li] = {uint32_t(source_frames_.size()), uint32_t(n)};
+        source_frames_.insert(source_frames_.end(), f, f + n);
+      }
+    });
+  }
+
+  uint64_t function(FrameId f) {
+    if (function_of_[f] == 0) function_of_[f] = b_.function(profile_.frame_name(f));
+    return function_of_[f];
+  }
+
+  // A location's id; it is encoded by add_locations.
+  uint64_t location(uint32_t li) {
+    uint64_t& id = location_of_[li];
+    if (!id) {
+      order_.push_back(li);
+      id = order_.size();
+    }
+    return id;
+  }
+
+  // Frames with no address (the root's comm, "[off-cpu: S]"): one location each.
+  uint64_t plain_location(FrameId f) {
+    auto [it, fresh] = plain_locations_.try_emplace(f, 0);
+    if (fresh) {
+      order_.push_back(kPlainEntry | f);
+      it->second = order_.size();
+    }
+    return it->second;
+  }
+
+  // A location's lines, innermost (inlined) first: the fold's frame names,
+  // with DWARF's files and lines where the object has them.
+  uint64_t encode_location(uint32_t li) {
+    const auto& l = c_.locations[li];
+    lines_.clear();
+    size_t nsrc = 0;
+    const SourceLines::Frame* src = nullptr;
+    if (!source_at_.empty()) {
+      nsrc = source_at_[li].second;
+      src = source_frames_.data() + source_at_[li].first;
+    }
+    for (uint32_t k = l.name_count; k-- > 0;) {
+      const FrameId f = c_.names[l.names_start + k];
+      // The fold's frames are outermost first, DWARF's innermost first:
+      // matched one to one when they agree in number; else the function
+      // alone (without --inline) gets the outermost DWARF frame.
+      const uint32_t depth = l.name_count - 1 - k;  // 0 = innermost
+      const SourceLines::Frame* s = nullptr;
+      if (nsrc == l.name_count) s = &src[depth];
+      else if (nsrc && l.name_count == 1) s = &src[nsrc - 1];
+      if (s && !s->function_file.empty()) {
+        lines_.push_back(PprofBuilder::Line{b_.function(profile_.frame_name(f), s->function_file, s->start_line), s->line});
+      } else {
+        lines_.push_back(PprofBuilder::Line{function(f), s ? s->line : 0});
+      }
+    }
+    return b_.add_location(l.mapping == PerfDataCollector::kNone ? 0 : l.mapping + 1, l.address, lines_.data(),
+                           lines_.size());
+  }
+
+  uint64_t encode_plain_location(FrameId f) {
+    PprofBuilder::Line line{function(f), 0};
+    return b_.add_location(0, 0, &line, 1);
+  }
+
+  void emit(const PerfDataCollector::Weight& w, bool off) {
+    if (w.raw >= c_.raws.size() || c_.raws[w.raw].root == PerfDataCollector::kNone) return;
+    const auto& raw = c_.raws[w.raw];
+    const auto& root = c_.roots[raw.root];
+    locs_.clear();
+    if (w.extra != FoldedProfile::kNoFrame) locs_.push_back(plain_location(w.extra));
+    for (uint32_t i = 0; i < raw.locs_count; ++i) locs_.push_back(location(c_.stack_locs[raw.locs_start + i]));
+    locs_.push_back(plain_location(root.frame));
+    int64_t values[2];
+    size_t nv = 0;
+    if (with_samples_) values[nv++] = int64_t(w.samples);
+    values[nv++] = int64_t(std::llround(w.value));
+    if (!off && fold_options_.view == FoldView::on_cpu && fold_options_.count) values[0] = int64_t(w.samples);
+    if (values[nv - 1] == 0 && (!with_samples_ || values[0] == 0)) return;
+    b_.add_sample(locs_.data(), locs_.size(), values, nv, labels_of(w, raw, root));
+  }
+
+  // Samples of one thread in one category share their labels' bytes (and
+  // neighbouring samples mostly have the same: a cheap check first).
+  const std::string& labels_of(const PerfDataCollector::Weight& w, const PerfDataCollector::RawStack& raw,
+                               const PerfDataCollector::Root& root) {
+    const uint64_t label_key = (uint64_t(raw.root) << 32) ^ labels_->key(w.node);
+    if (last_labels_ && label_key == last_label_key_) return *last_labels_;
+    auto [it, fresh] = label_bytes_.try_emplace(label_key);
+    last_label_key_ = label_key;
+    last_labels_ = &it->second;
+    if (fresh) {
+      sample_labels_.clear();
+      sample_labels_.push_back(Label{k_comm_, b_.string_id(root.comm), 0, 0});
+      sample_labels_.push_back(Label{k_pid_, 0, root.pid, 0});
+      sample_labels_.push_back(Label{k_tid_, 0, root.tid, 0});
+      labels_->append(w.node, sample_labels_);
+      it->second = b_.encode_labels(sample_labels_.data(), sample_labels_.size());
+    }
+    return it->second;
+  }
+
+  const std::string& path_;
+  const FoldOptions& fold_options_;
+  const PprofExportOptions& options_;
+  const FoldStats& fs_;
+  const FoldedProfile& profile_;
+  const PerfDataCollector& c_;
+  PprofBuilder b_;
+  bool with_samples_ = false;
+  std::vector<PprofBuilder::Mapping> mappings_;  // id = index + 1
+  std::unique_ptr<SourceLines> source_;
+  // Written by the lookup thread until source_done_ is ready.
+  std::future<void> source_done_;
+  std::vector<uint32_t> source_objects_;  // per mapping
+  std::vector<std::pair<uint32_t, uint32_t>> source_at_;  // per location: source_frames_[first, first + count)
+  std::vector<SourceLines::Frame> source_frames_;
+  // Locations in order of first use (their ids - 1): a collector location's
+  // index, or kPlainEntry | a frame without an address.
+  static constexpr uint64_t kPlainEntry = uint64_t(1) << 63;
+  std::vector<uint64_t> order_;
+  std::vector<uint64_t> function_of_, location_of_;
+  std::unordered_map<FrameId, uint64_t> plain_locations_;  // frame -> location id
+  std::vector<PprofBuilder::Line> lines_;
+  std::vector<uint64_t> locs_;
+  const SampleLabels* labels_ = nullptr;
+  int64_t k_comm_ = 0, k_pid_ = 0, k_tid_ = 0;
+  std::unordered_map<uint64_t, std::string> label_bytes_;  // node-based: the strings stay put
+  uint64_t last_label_key_ = 0;
+  const std::string* last_labels_ = nullptr;
+  std::vector<Label> sample_labels_;
+};
 
 }  // namespace
 
@@ -351,29 +449,12 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
                                      PprofExportStats* stats) {
   PprofBuilder b;
   std::string units = groups.empty() ? std::string("samples") : groups[0].profile->units;
-  // pprof values are integers: fractional microseconds (trace spans) are
-  // written as nanoseconds rather than rounded.
-  double scale = 1;
-  if (units == "us" || units == "ms") {
-    bool fractional = false;
-    for (const PprofGroup& g : groups)
-      for (NodeId n = 1; n < g.profile->node_count() && !fractional; ++n) {
-        double w = g.profile->node(n).self;
-        fractional = w != std::floor(w);
-      }
-    if (fractional) {
-      scale = units == "us" ? 1e3 : 1e6;
-      units = "ns";
-    }
-  }
+  const double scale = integral_value_scale(groups, &units);
   auto vt = value_type_for_units(units);
   if (units == "ns" && scale != 1) vt.first = "time";
   b.add_sample_type(vt.first, vt.second);
   if (options.gzip) b.compress_while_building(options.gzip_level);
-  // One mapping per object the frames name (perf.data-derived profiles know
-  // them; folded text does not), one location per (object, frame name).
-  std::unordered_map<std::string, uint64_t> mapping_of;
-  std::unordered_map<std::string, uint64_t> location_of_name;
+  FoldedLocations locations(b);
   std::vector<uint64_t> locs;
   std::vector<Label> sample_labels;
   uint64_t rounded = 0;
@@ -382,31 +463,7 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
     SampleLabels labels(b, profile, options);
     std::vector<Label> group_labels;
     for (const auto& kv : g.labels) group_labels.push_back(Label{b.string_id(kv.first), b.string_id(kv.second), 0, 0});
-    std::vector<uint64_t> location_of(profile.frame_count(), 0);
-    auto location = [&](FrameId f) {
-      uint64_t& loc = location_of[f];
-      if (loc) return loc;
-      std::string_view object = profile.frame_object(f);
-      std::string key(object);
-      key += '\0';
-      key += profile.frame_name(f);
-      auto it = location_of_name.find(key);
-      if (it != location_of_name.end()) return loc = it->second;
-      uint64_t mapping = 0;
-      if (!object.empty()) {
-        auto mit = mapping_of.find(std::string(object));
-        if (mit == mapping_of.end()) {
-          PprofBuilder::Mapping m;
-          m.filename = std::string(object);
-          mit = mapping_of.emplace(std::string(object), b.add_mapping(m)).first;
-        }
-        mapping = mit->second;
-      }
-      PprofBuilder::Line line{b.function(profile.frame_name(f)), 0};
-      loc = b.add_location(mapping, 0, &line, 1);
-      location_of_name.emplace(std::move(key), loc);
-      return loc;
-    };
+    locations.start_profile(profile);
     // Stacks in node order (deterministic for a given input; no sorting),
     // each read leaf first by walking up the parents.
     for (NodeId node = 1; node < profile.node_count(); ++node) {
@@ -416,7 +473,7 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
       if (std::fabs(double(v) - w) > 1e-6 * std::max(1.0, std::fabs(w))) ++rounded;  // not scaling's float noise
       if (v == 0) continue;
       locs.clear();
-      for (NodeId n = node; n != 0; n = profile.node(n).parent) locs.push_back(location(profile.node(n).frame));
+      for (NodeId n = node; n != 0; n = profile.node(n).parent) locs.push_back(locations.of(profile.node(n).frame));
       sample_labels.assign(group_labels.begin(), group_labels.end());
       labels.append(node, sample_labels);
       b.add_sample(locs.data(), locs.size(), &v, 1, sample_labels.data(), sample_labels.size());
@@ -424,8 +481,8 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
   }
   if (stats) {
     stats->rounded_weights = rounded;
-    stats->mappings = mapping_of.size();
-    stats->locations = stats->functions = location_of_name.size();
+    stats->mappings = locations.mappings();
+    stats->locations = stats->functions = locations.count();
   }
   return finish(b, options, stats);
 }
@@ -436,167 +493,23 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   PerfDataCollector c;
   FoldOptions fo = fold_options;
   fo.observer = &c;
+  // Where each object was found: its DWARF gives file names and lines.
+  if (options.source_lines) fo.object_statuses = true;
   FoldStats local;
   FoldStats& fs = fold_stats ? *fold_stats : local;
   auto t0 = std::chrono::steady_clock::now();
   FoldedProfile profile = fold_perf_data(path, fo, &fs);
   if (stats) stats->fold_seconds = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
-
-  PprofBuilder b;
-  // ---- what the values are ----
-  const EventAttr* attr = nullptr;
-  for (const EventAttr& a : fs.file.attrs)
-    if (a.name == fs.event) {
-      attr = &a;
-      break;
-    }
-  const bool clock = attr && is_clock(*attr);
-  const bool count = fold_options.count;
-  const FoldView view = fold_options.view;
-  // Value columns: samples first (by convention), then the weight.
-  bool with_samples = false;
-  if (view == FoldView::on_cpu) {
-    with_samples = !count;
-    b.add_sample_type("samples", "count");
-    if (!count) {
-      if (clock) {
-        b.add_sample_type("cpu", "nanoseconds");
-      } else {
-        std::string name = fs.event.empty() ? "events" : fs.event;
-        b.add_sample_type(name, "count");
-      }
-    }
-    if (attr) {
-      uint64_t p = attr->sample_period;
-      if (clock) b.set_period("cpu", "nanoseconds", int64_t(attr->freq() ? (p ? 1000000000 / p : 0) : p));
-      else if (!attr->freq()) b.set_period(fs.event, "count", int64_t(p));
-    }
-  } else {
-    const char* type = view == FoldView::off_cpu ? "off_cpu" : "wall";
-    b.add_sample_type(type, count ? "count" : "nanoseconds");
-    b.set_period(type, count ? "count" : "nanoseconds", 1);
-  }
-  if (options.gzip) b.compress_while_building(options.gzip_level);
-  const uint64_t first = fs.read.first_sample_time ? fs.read.first_sample_time : fs.file.first_sample_time;
-  const uint64_t last = fs.read.last_sample_time ? fs.read.last_sample_time : fs.file.last_sample_time;
-  if (last > first) b.set_duration_nanos(int64_t(last - first));
-  if (!fs.file.hostname.empty()) b.add_comment("perf.data recorded on " + fs.file.hostname);
-
-  // ---- mappings ----
-  std::unordered_map<std::string, std::string> feature_ids;
-  for (const auto& e : fs.file.build_ids) feature_ids.emplace(e.filename, e.build_id);
-  std::vector<uint64_t> mapping_ids(c.mappings.size());
-  for (size_t i = 0; i < c.mappings.size(); ++i) {
-    const auto& m = c.mappings[i];
-    PprofBuilder::Mapping pm;
-    pm.filename = m.path;
-    std::string bid = m.build_id;
-    if (bid.empty()) {
-      auto it = feature_ids.find(m.path);
-      if (it != feature_ids.end()) bid = it->second;
-    }
-    pm.build_id = hex(bid);
-    if (m.kernel) {
-      pm.memory_start = c.kernel_min;
-      pm.memory_limit = c.kernel_max + 1;
-    } else {
-      pm.memory_start = m.start;
-      pm.memory_limit = m.limit;
-      pm.file_offset = m.offset;
-    }
-    pm.has_inline_frames = fold_options.symbols.inline_frames;
-    mapping_ids[i] = b.add_mapping(pm);
-  }
-  // ---- functions and locations, made when a sample first needs them ----
-  std::vector<uint64_t> function_of(profile.frame_count(), 0);
-  auto function = [&](FrameId f) {
-    if (function_of[f] == 0) function_of[f] = b.function(profile.frame_name(f));
-    return function_of[f];
-  };
-  std::vector<uint64_t> location_of(c.locations.size(), 0);
-  std::vector<PprofBuilder::Line> lines;
-  auto location = [&](uint32_t li) {
-    uint64_t& id = location_of[li];
-    if (id) return id;
-    const auto& l = c.locations[li];
-    lines.clear();
-    for (uint32_t k = l.name_count; k-- > 0;) lines.push_back(PprofBuilder::Line{function(c.names[l.names_start + k]), 0});
-    id = b.add_location(l.mapping == PerfDataCollector::kNone ? 0 : mapping_ids[l.mapping], l.address, lines.data(),
-                        lines.size());
-    return id;
-  };
-  // Frames with no address (the root's comm, "[off-cpu: S]"): one location each.
-  std::unordered_map<FrameId, uint64_t> plain_locations;
-  auto plain_location = [&](FrameId f) {
-    auto it = plain_locations.find(f);
-    if (it != plain_locations.end()) return it->second;
-    PprofBuilder::Line line{function(f), 0};
-    uint64_t id = b.add_location(0, 0, &line, 1);
-    plain_locations.emplace(f, id);
-    return id;
-  };
-
-  // ---- samples ----
-  SampleLabels labels(b, profile, options);
-  const int64_t k_comm = b.string_id("comm"), k_pid = b.string_id("pid"), k_tid = b.string_id("tid");
-  std::unordered_map<uint64_t, std::string> label_bytes;  // node-based: the strings stay put
-  uint64_t last_label_key = 0;
-  const std::string* last_labels = nullptr;
-  std::vector<uint64_t> locs;
-  std::vector<Label> sample_labels;
-  auto emit = [&](const PerfDataCollector::Weight& w, bool off) {
-    if (w.raw >= c.raws.size() || c.raws[w.raw].root == PerfDataCollector::kNone) return;
-    const auto& raw = c.raws[w.raw];
-    const auto& root = c.roots[raw.root];
-    locs.clear();
-    if (w.extra != FoldedProfile::kNoFrame) locs.push_back(plain_location(w.extra));
-    for (uint32_t i = 0; i < raw.locs_count; ++i) locs.push_back(location(c.stack_locs[raw.locs_start + i]));
-    locs.push_back(plain_location(root.frame));
-    int64_t values[2];
-    size_t nv = 0;
-    if (with_samples) values[nv++] = int64_t(w.samples);
-    values[nv++] = int64_t(std::llround(w.value));
-    if (!off && view == FoldView::on_cpu && count) values[0] = int64_t(w.samples);
-    if (values[nv - 1] == 0 && (!with_samples || values[0] == 0)) return;
-    // Samples of one thread in one category share their labels' bytes (and
-    // neighbouring samples mostly have the same: a cheap check first).
-    const uint64_t label_key = (uint64_t(raw.root) << 32) ^ labels.key(w.node);
-    if (last_labels && label_key == last_label_key) {
-      b.add_sample(locs.data(), locs.size(), values, nv, *last_labels);
-      return;
-    }
-    auto [it, fresh] = label_bytes.try_emplace(label_key);
-    last_label_key = label_key;
-    last_labels = &it->second;
-    if (fresh) {
-      sample_labels.clear();
-      sample_labels.push_back(Label{k_comm, b.string_id(root.comm), 0, 0});
-      sample_labels.push_back(Label{k_pid, 0, root.pid, 0});
-      sample_labels.push_back(Label{k_tid, 0, root.tid, 0});
-      labels.append(w.node, sample_labels);
-      it->second = b.encode_labels(sample_labels.data(), sample_labels.size());
-    }
-    b.add_sample(locs.data(), locs.size(), values, nv, it->second);
-  };
-  // About 16 bytes of labels and 3 per location id a sample.
-  b.reserve_samples((c.weights.size() + c.off_weights.size()) * 40 + c.stack_locs.size() * 3);
-  // About 20 bytes a location (id, mapping, address, one line).
-  b.reserve_locations(c.locations.size() * 20 + c.names.size() * 6);
-  if (view != FoldView::off_cpu)
-    for (const auto& w : c.weights) emit(w, false);
-  if (view != FoldView::on_cpu)
-    for (const auto& w : c.off_weights) emit(w, true);
-
+  PerfDataPprof p(path, fold_options, options, fs, profile, c);
+  p.describe();
+  p.add_samples();
+  p.add_locations();
   if (stats) {
-    stats->mappings = c.mappings.size();
-    stats->locations = c.locations.size() + plain_locations.size();
-    size_t n = 0;
-    for (uint64_t f : function_of) n += f != 0;
-    stats->functions = n;
+    p.fill_stats(*stats);
+    stats->build_seconds = seconds_since(t1);
   }
-  if (stats) stats->build_seconds = seconds_since(t1);
-  std::string out = finish(b, options, stats);
+  std::string out = finish(p.builder(), options, stats);
   if (folded) *folded = std::move(profile);
   return out;
 }

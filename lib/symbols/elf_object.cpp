@@ -494,9 +494,11 @@ void ElfObject::inline_chain(uint64_t vaddr, std::vector<std::string>& out) cons
   auto it = std::upper_bound(subs.begin(), subs.end(), pc,
                              [](Dwarf_Addr v, const CuSubprogram& s) { return v < s.low; });
   const CuSubprogram* sub = nullptr;
-  for (int back = 1; back <= 4 && it - back >= subs.begin(); ++back) {
-    if (pc < (it - back)->high) {
-      sub = &*(it - back);
+  // By index: with no subprograms in the CU, `it - back` would step before
+  // an empty vector's null begin() and pass the comparison (a crash).
+  for (size_t i = size_t(it - subs.begin()), back = 1; back <= 4 && back <= i; ++back) {
+    if (pc < subs[i - back].high) {
+      sub = &subs[i - back];
       break;
     }
   }

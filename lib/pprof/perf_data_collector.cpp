@@ -1,0 +1,166 @@
+#include "pprof/perf_data_collector.h"
+
+#include <algorithm>
+
+#include "folded/hash.h"
+#include "unwind/process_table.h"
+
+namespace fg {
+
+void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,
+                                     size_t count, const FrameId* arena) {
+  if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
+  RawStack& r = raws[index];
+  r.root = root_index(root);
+  r.locs_start = uint32_t(stack_locs.size());
+  r.locs_count = uint32_t(count);
+  // A frame's names_start names the fold's frame-cache entry (one object
+  // offset, kernel address or JIT address): with the same mapping it is the
+  // same location. A vector indexed by it (`seen_`) holds the first location
+  // per entry: it answers most frames with one access, and says that a frame
+  // of an entry never seen is a new location, without a probe of the hash
+  // table (which misses the CPU caches). The rest (another process's mapping
+  // of the object, unmapped addresses) go to the hash table, prefetched per
+  // stack so that misses overlap. Room for every frame is made first, so
+  // that no doubling moves slots between a probe and its fill.
+  loc_table_.reserve_for(loc_table_.size() + count + 1, 1, 2);
+  pending_.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const RawStackFrame& f = frames[i];
+    PendingLocation& p = pending_[i];
+    p.owner = f.kernel ? kKernelOwner : f.map;
+    if (p.owner) {
+      if (seen_.size() <= f.names_start) seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone});
+      const Seen& s = seen_[f.names_start];
+      if (s.owner == p.owner) {
+        p.answer = Answer::known;
+        p.mapping = s.location;  // the answer
+        continue;
+      }
+      if (!s.owner) {
+        p.answer = Answer::first;
+        p.mapping = mapping_index(f);  // here, so that mappings are numbered in frame order
+        continue;
+      }
+    }
+    p.mapping = mapping_index(f);
+    p.answer = Answer::hashed;
+    p.hash = loc_hash(p.mapping, f.address, f.names_start);
+    loc_table_.prefetch(p.hash);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const RawStackFrame& f = frames[i];
+    PendingLocation& p = pending_[i];
+    if (p.answer == Answer::known) {
+      stack_locs.push_back(p.mapping);
+      continue;
+    }
+    if (p.answer == Answer::first) {
+      // Seen since, earlier in this stack (a recursion)?
+      Seen& s = seen_[f.names_start];
+      if (s.owner == p.owner) {
+        stack_locs.push_back(s.location);
+        continue;
+      }
+      if (!s.owner) {
+        uint32_t loc = new_location(f, p.mapping, arena, false);
+        s = Seen{p.owner, loc};
+        stack_locs.push_back(loc);
+        continue;
+      }
+      p.hash = loc_hash(p.mapping, f.address, f.names_start);
+    }
+    stack_locs.push_back(hashed_location(f, p.mapping, p.hash, arena));
+  }
+}
+
+uint64_t PerfDataCollector::loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start) {
+  return detail::hash_pair(address, (uint64_t(mapping) << 32) | names_start);
+}
+
+uint32_t PerfDataCollector::hashed_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
+                                            const FrameId* arena) {
+  size_t i = loc_table_.probe(hash, [&](const LocSlot& s) {
+    return s.address == f.address && s.mapping == mapping && s.arena_start == f.names_start;
+  });
+  const LocSlot& slot = loc_table_.at(i);
+  if (!LocSlotPolicy::empty(slot)) return slot.id;
+  uint32_t id = new_location(f, mapping, arena, true);
+  loc_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
+  return id;
+}
+
+uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* arena, bool hashed) {
+  uint32_t id = uint32_t(locations.size());
+  locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start, hashed,
+                                   f.return_address});
+  names.insert(names.end(), arena + f.names_start, arena + f.names_start + f.name_count);
+  return id;
+}
+
+uint32_t PerfDataCollector::root_index(const RawStackRoot& r) {
+  // The fold's root objects stay put: their comm's address names them.
+  if (r.comm.data() == last_root_comm_ && r.pid == last_root_pid_ && r.tid == last_root_tid_) return last_root_;
+  last_root_comm_ = r.comm.data();
+  last_root_pid_ = r.pid;
+  last_root_tid_ = r.tid;
+  return last_root_ = root_index_slow(r);
+}
+
+uint32_t PerfDataCollector::root_index_slow(const RawStackRoot& r) {
+  RootKey key{r.comm, r.pid, r.tid};
+  auto it = root_ids_.find(key);
+  if (it != root_ids_.end()) return it->second;
+  uint32_t id = uint32_t(roots.size());
+  roots.push_back(Root{std::string(r.comm), r.pid, r.tid, r.frame});
+  root_ids_.emplace(RootKey{roots.back().comm, r.pid, r.tid}, id);
+  return id;
+}
+
+size_t PerfDataCollector::RootKeyHash::operator()(const RootKey& k) const {
+  return std::hash<std::string_view>()(k.comm) ^ (size_t(uint32_t(k.pid)) << 16) ^
+         size_t(uint32_t(k.tid)) * 0x9e3779b97f4a7c15ull;
+}
+
+uint32_t PerfDataCollector::mapping_index(const RawStackFrame& f) {
+  if (f.kernel) {
+    kernel_min = std::min(kernel_min, f.address);
+    kernel_max = std::max(kernel_max, f.address);
+    if (kernel_mapping_ == kNone) {
+      kernel_mapping_ = uint32_t(mappings.size());
+      MappingCopy m;
+      m.path = "[kernel.kallsyms]";
+      m.kernel = true;
+      mappings.push_back(m);
+    }
+    return kernel_mapping_;
+  }
+  if (!f.map) return kNone;
+  // MapEntry ids are small and dense (creation order): a vector, no hashing.
+  if (f.map->id < (uint64_t(1) << 26)) {
+    if (map_by_entry_id_.size() <= f.map->id)
+      map_by_entry_id_.resize(size_t(f.map->id) + 1 + map_by_entry_id_.size() / 2, kNone);
+    uint32_t& slot = map_by_entry_id_[size_t(f.map->id)];
+    if (slot == kNone) slot = new_mapping(*f.map);
+    return slot;
+  }
+  auto it = map_ids_.find(f.map);
+  if (it != map_ids_.end()) return it->second;
+  uint32_t id = new_mapping(*f.map);
+  map_ids_.emplace(f.map, id);
+  return id;
+}
+
+uint32_t PerfDataCollector::new_mapping(const MapEntry& map) {
+  uint32_t id = uint32_t(mappings.size());
+  MappingCopy m;
+  m.start = map.start;
+  m.limit = map.end;
+  m.offset = map.pgoff;
+  m.path = std::string(map.path);
+  m.build_id.assign(reinterpret_cast<const char*>(map.build_id.data()), map.build_id_size);
+  mappings.push_back(std::move(m));
+  return id;
+}
+
+}  // namespace fg

@@ -1,0 +1,127 @@
+// What `fgtool export -f pprof` needs from a perf.data fold, collected as the
+// fold runs (a FoldObserver): each raw stack's locations (one per sampled
+// address in its mapping, deduplicated), the mappings, the threads (roots)
+// and the weights. The pprof is built from it once the fold is complete.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "fold/fold_perf_data.h"
+#include "folded/open_table.h"
+
+namespace fg {
+
+class PerfDataCollector final : public FoldObserver {
+ public:
+  struct MappingCopy {
+    uint64_t start = 0, limit = 0, offset = 0;
+    std::string path, build_id;  // build_id raw bytes
+    bool kernel = false;
+  };
+  struct LocationCopy {
+    uint32_t mapping;  // index into mappings, or kNone
+    uint64_t address;
+    uint32_t names_start, name_count;  // into names
+    uint32_t arena_start;  // the fold's names_start: which symbolisation
+    bool hashed;  // in the hash table (else in seen_)
+    bool return_address;  // a caller's return address (its line is that of address - 1)
+  };
+  struct RawStack {
+    uint32_t root;  // index into roots
+    uint32_t locs_start, locs_count;  // into stack_locs, leaf first
+  };
+  struct Root {
+    std::string comm;
+    int32_t pid, tid;
+    FrameId frame;
+  };
+  struct Weight {
+    uint32_t raw;
+    uint64_t samples;
+    double value;
+    NodeId node;
+    FrameId extra;  // the wall view's "[off-cpu: S]" leaf, or kNoFrame
+  };
+  static constexpr uint32_t kNone = ~uint32_t{0};
+
+  void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
+                    const FrameId* arena) override;
+  void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
+    if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
+    weights.push_back(Weight{index, samples, weight, node, FoldedProfile::kNoFrame});
+  }
+  void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
+    off_weights.push_back(Weight{index, 0, double(nanoseconds), node, extra});
+  }
+
+  std::vector<MappingCopy> mappings;
+  std::vector<LocationCopy> locations;
+  std::vector<FrameId> names;
+  std::vector<uint32_t> stack_locs;
+  std::vector<RawStack> raws;
+  std::vector<Root> roots;
+  std::vector<Weight> weights, off_weights;
+  uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
+
+ private:
+  uint32_t root_index(const RawStackRoot& r);
+  uint32_t root_index_slow(const RawStackRoot& r);
+  uint32_t mapping_index(const RawStackFrame& f);
+  uint32_t new_mapping(const MapEntry& e);
+  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* arena, bool hashed);
+
+  // The locations not answered by seen_, in fg::OpenTable: each slot holds
+  // its location's key (a std::unordered_map's node per location cost an
+  // allocation each, and a slot that only held the id a second cache miss).
+  struct LocSlot {
+    uint64_t address;
+    uint32_t mapping, arena_start, id;
+  };
+  struct LocSlotPolicy {
+    static bool empty(const LocSlot& s) { return s.id == kNone; }
+    static LocSlot empty_slot() { return LocSlot{0, 0, 0, kNone}; }
+    static uint64_t rehash(const LocSlot& s) { return loc_hash(s.mapping, s.address, s.arena_start); }
+  };
+  static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start);
+  uint32_t hashed_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* arena);
+
+  // How a frame of the stack being added is answered (see on_raw_stack).
+  enum class Answer : uint8_t { known, first, hashed };
+  struct PendingLocation {
+    const MapEntry* owner;  // the frame's map, kKernelOwner, or nullptr (unmapped)
+    uint32_t mapping;       // mapping index; the location itself when known
+    Answer answer;
+    uint64_t hash;          // when hashed
+  };
+  // The first (mapping, location) seen per frame-cache entry.
+  struct Seen {
+    const MapEntry* owner;
+    uint32_t location;
+  };
+  inline static const MapEntry* const kKernelOwner = reinterpret_cast<const MapEntry*>(uintptr_t(1));
+
+  struct RootKey {
+    std::string_view comm;
+    int32_t pid, tid;
+    bool operator==(const RootKey& o) const { return comm == o.comm && pid == o.pid && tid == o.tid; }
+  };
+  struct RootKeyHash {
+    size_t operator()(const RootKey& k) const;
+  };
+  std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
+  std::unordered_map<const MapEntry*, uint32_t> map_ids_;
+  OpenTable<LocSlot, LocSlotPolicy> loc_table_{4096};
+  std::vector<PendingLocation> pending_;
+  std::vector<Seen> seen_;
+  std::vector<uint32_t> map_by_entry_id_;
+  const char* last_root_comm_ = nullptr;
+  int32_t last_root_pid_ = 0, last_root_tid_ = 0;
+  uint32_t last_root_ = 0;
+  uint32_t kernel_mapping_ = kNone;
+};
+
+}  // namespace fg
