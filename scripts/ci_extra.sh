@@ -37,9 +37,7 @@ asan_targets=(fgtool folded_tests collapse_test perf_reader_test fold_tests cate
 asan_exclude='_NOT_BUILT|^browser_'
 
 if [[ $skip != *" length "* ]]; then
-  # The folders being split now (issue 16) are left out until their splits land.
-  python3 scripts/long_functions.py --skip lib/fold --skip lib/perf --skip lib/pprof --skip lib/unwind \
-    --skip lib/symbols/symbol_cache.cpp lib
+  python3 scripts/long_functions.py lib
 fi
 
 if [[ $skip != *" asan "* ]]; then

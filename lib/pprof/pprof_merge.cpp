@@ -193,6 +193,87 @@ class IdMap {
   std::unordered_map<uint64_t, uint64_t> map_;
 };
 
+// One input's mappings, functions and locations, added to the builder (equal
+// mappings and equal addresses in them shared across inputs); `locations`
+// gets the input's location ids -> the merged ones.
+template <class Str>
+void merge_tables(const InputProfile& p, const std::string& name, Str&& str, PprofBuilder& b,
+                  std::unordered_map<std::string, uint64_t>& mapping_ids,
+                  std::unordered_map<std::string, uint64_t>& location_ids, IdMap& locations) {
+  IdMap mappings, functions;
+  for (const auto& m : p.mappings) {
+    std::string key = std::string(str(m.filename)) + '\0' + std::string(str(m.build_id)) + '\0' + std::to_string(m.start) +
+                      '\0' + std::to_string(m.limit) + '\0' + std::to_string(m.offset);
+    auto [it, fresh] = mapping_ids.try_emplace(key, 0);
+    if (fresh) {
+      PprofBuilder::Mapping pm;
+      pm.memory_start = m.start;
+      pm.memory_limit = m.limit;
+      pm.file_offset = m.offset;
+      pm.filename = std::string(str(m.filename));
+      pm.build_id = std::string(str(m.build_id));
+      pm.has_functions = m.functions;
+      pm.has_filenames = m.filenames;
+      pm.has_line_numbers = m.line_numbers;
+      pm.has_inline_frames = m.inline_frames;
+      it->second = b.add_mapping(pm);
+    }
+    mappings.set(m.id, it->second);
+  }
+  for (const auto& f : p.functions) functions.set(f.id, b.function(str(f.name), str(f.filename), f.start_line));
+  std::vector<PprofBuilder::Line> lines;
+  for (const auto& l : p.locations) {
+    const uint64_t mapping = l.mapping ? mappings.at(l.mapping, name, "mapping") : 0;
+    lines.clear();
+    for (const auto& [fid, line] : l.lines) lines.push_back(PprofBuilder::Line{functions.at(fid, name, "function"), line});
+    if (l.address && mapping) {
+      // The same address of the same mapping: one location.
+      auto [it, fresh] = location_ids.try_emplace(std::to_string(mapping) + ':' + std::to_string(l.address), 0);
+      if (fresh) it->second = b.add_location(mapping, l.address, lines.data(), lines.size());
+      locations.set(l.id, it->second);
+    } else {
+      locations.set(l.id, b.add_location(mapping, l.address, lines.data(), lines.size()));
+    }
+  }
+}
+
+// A sample's locations (as merged ids), values and labels (strings re-interned).
+template <class Str>
+void read_sample_fields(const protozero::data_view& s, std::string_view pb, const std::string& name,
+                        const IdMap& locations, PprofBuilder& b, Str&& str, std::vector<uint64_t>& locs,
+                        std::vector<int64_t>& values, std::vector<PprofBuilder::Label>& sample_labels) {
+  try {
+    pbf_reader r(s);
+    while (r.next()) {
+      switch (pf::Sample(r.tag())) {
+        case pf::Sample::location_id:
+          repeated(r, [&](uint64_t id) { locs.push_back(locations.at(id, name, "location")); });
+          break;
+        case pf::Sample::value: repeated(r, [&](uint64_t v) { values.push_back(int64_t(v)); }); break;
+        case pf::Sample::label: {
+          pbf_reader l = message(r);
+          int64_t key = 0, sv = 0, num = 0, unit = 0;
+          while (l.next()) {
+            switch (pf::Label(l.tag())) {
+              case pf::Label::key: key = i64(l); break;
+              case pf::Label::str: sv = i64(l); break;
+              case pf::Label::num: num = i64(l); break;
+              case pf::Label::num_unit: unit = i64(l); break;
+              default: l.skip();
+            }
+          }
+          sample_labels.push_back(PprofBuilder::Label{b.string_id(str(key)), sv ? b.string_id(str(sv)) : 0, num,
+                                                      unit ? b.string_id(str(unit)) : 0});
+          break;
+        }
+        default: r.skip();
+      }
+    }
+  } catch (const protozero::exception& e) {
+    throw InputError::at_offset(name, uint64_t(s.data() - pb.data()), std::string("malformed sample: ") + e.what());
+  }
+}
+
 }  // namespace
 
 bool PprofMerger::add(std::string_view bytes, const std::string& name,
@@ -250,41 +331,8 @@ bool PprofMerger::add(std::string_view bytes, const std::string& name,
     if (std::find(comments_.begin(), comments_.end(), text) == comments_.end()) comments_.push_back(text);
   }
 
-  IdMap mappings, functions, locations;
-  for (const auto& m : p.mappings) {
-    std::string key = std::string(str(m.filename)) + '\0' + std::string(str(m.build_id)) + '\0' + std::to_string(m.start) +
-                      '\0' + std::to_string(m.limit) + '\0' + std::to_string(m.offset);
-    auto [it, fresh] = mapping_ids_.try_emplace(key, 0);
-    if (fresh) {
-      PprofBuilder::Mapping pm;
-      pm.memory_start = m.start;
-      pm.memory_limit = m.limit;
-      pm.file_offset = m.offset;
-      pm.filename = std::string(str(m.filename));
-      pm.build_id = std::string(str(m.build_id));
-      pm.has_functions = m.functions;
-      pm.has_filenames = m.filenames;
-      pm.has_line_numbers = m.line_numbers;
-      pm.has_inline_frames = m.inline_frames;
-      it->second = b_.add_mapping(pm);
-    }
-    mappings.set(m.id, it->second);
-  }
-  for (const auto& f : p.functions) functions.set(f.id, b_.function(str(f.name), str(f.filename), f.start_line));
-  std::vector<PprofBuilder::Line> lines;
-  for (const auto& l : p.locations) {
-    const uint64_t mapping = l.mapping ? mappings.at(l.mapping, name, "mapping") : 0;
-    lines.clear();
-    for (const auto& [fid, line] : l.lines) lines.push_back(PprofBuilder::Line{functions.at(fid, name, "function"), line});
-    if (l.address && mapping) {
-      // The same address of the same mapping: one location.
-      auto [it, fresh] = location_ids_.try_emplace(std::to_string(mapping) + ':' + std::to_string(l.address), 0);
-      if (fresh) it->second = b_.add_location(mapping, l.address, lines.data(), lines.size());
-      locations.set(l.id, it->second);
-    } else {
-      locations.set(l.id, b_.add_location(mapping, l.address, lines.data(), lines.size()));
-    }
-  }
+  IdMap locations;
+  merge_tables(p, name, str, b_, mapping_ids_, location_ids_, locations);
 
   std::vector<PprofBuilder::Label> extra;
   for (const auto& kv : labels) extra.push_back(PprofBuilder::Label{b_.string_id(kv.first), b_.string_id(kv.second), 0, 0});
@@ -295,36 +343,7 @@ bool PprofMerger::add(std::string_view bytes, const std::string& name,
     locs.clear();
     values.clear();
     sample_labels.clear();
-    try {
-      pbf_reader r(s);
-      while (r.next()) {
-        switch (pf::Sample(r.tag())) {
-          case pf::Sample::location_id:
-            repeated(r, [&](uint64_t id) { locs.push_back(locations.at(id, name, "location")); });
-            break;
-          case pf::Sample::value: repeated(r, [&](uint64_t v) { values.push_back(int64_t(v)); }); break;
-          case pf::Sample::label: {
-            pbf_reader l = message(r);
-            int64_t key = 0, sv = 0, num = 0, unit = 0;
-            while (l.next()) {
-              switch (pf::Label(l.tag())) {
-                case pf::Label::key: key = i64(l); break;
-                case pf::Label::str: sv = i64(l); break;
-                case pf::Label::num: num = i64(l); break;
-                case pf::Label::num_unit: unit = i64(l); break;
-                default: l.skip();
-              }
-            }
-            sample_labels.push_back(PprofBuilder::Label{b_.string_id(str(key)), sv ? b_.string_id(str(sv)) : 0, num,
-                                                        unit ? b_.string_id(str(unit)) : 0});
-            break;
-          }
-          default: r.skip();
-        }
-      }
-    } catch (const protozero::exception& e) {
-      throw InputError::at_offset(name, uint64_t(s.data() - pb.data()), std::string("malformed sample: ") + e.what());
-    }
+    read_sample_fields(s, pb, name, locations, b_, str, locs, values, sample_labels);
     if (values.size() != sample_types_.size())
       throw InputError::at_offset(name, uint64_t(s.data() - pb.data()),
                                   "Sample has " + std::to_string(values.size()) + " values but the profile has " +
