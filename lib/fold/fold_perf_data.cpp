@@ -62,7 +62,8 @@ class StackFolder final : public RecordHandler, private NewStackSink {
  public:
   StackFolder(const PerfDataReader& reader, const FoldOptions& options, FoldStats& stats)
       : reader_(reader), options_(options), stats_(stats), selection_(selection_options(options), table_),
-        symboliser_(options, reader.info()), keys_(table_), raw_(*this, options.observer != nullptr),
+        symboliser_(options, reader.info()), keys_(table_),
+        raw_(*this, options.observer != nullptr, options.view == FoldView::on_cpu ? options.max_raw_stacks : 0),
         off_cpu_(OffCpuTracker::Options{}) {
     make_unwind_pool(1);
   }
@@ -338,6 +339,17 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     symbolising_->add(idx, key, pid, proc);
   }
 
+  // NewStackSink: the raw-stack table is full (FoldOptions::max_raw_stacks).
+  // Each stack's weight goes to its node now, as add_weights() does at the
+  // end: on-CPU weights are whole periods or counts, so summing them in
+  // another order or in parts gives the same doubles.
+  void forget_stacks(const RawStackTable& table) override {
+    drain_symbolising_thread();  // it still reads keys in the table, and writes the nodes
+    FoldedProfile& out = symboliser_.profile();
+    for (uint32_t i = 0; i < table.size(); ++i)
+      if (double w = table.weight(i); w != 0) out.add_self(symboliser_.node_of(i), w);
+  }
+
   // Waits until every new stack so far is symbolised.
   void drain_symbolising_thread() {
     if (symbolising_) symbolising_->drain();
@@ -418,7 +430,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     stats_.kernel_frames = ss.kernel_frames;
     stats_.unknown_frames = ss.unknown_frames;
     stats_.truncated_names = ss.truncated_names;
-    stats_.unique_raw_stacks = raw_.size();
+    stats_.unique_raw_stacks = raw_.stacks_added();
     stats_.unique_frames = symboliser_.profile().frame_count();
     stats_.unwind = unwind_pool_->stats();
     stats_.unwind_error = unwind_pool_->last_error();

@@ -98,6 +98,15 @@ struct FoldOptions {
   bool object_statuses = false;
   SymbolOptions symbols;
   DwarfUnwinderOptions unwind;
+  // At most this many distinct raw stacks are held at once (RawStackIndex);
+  // 0 = no bound. It applies to on-CPU folds without an observer only: the
+  // off-CPU views and observers refer to raw stacks by index until the end.
+  // 64 K keys are about 15 MB on a busy system-wide recording (where all of
+  // them, 1.4 M, took 240 MB), yet hold every stack of a typical single
+  // program, so that none is symbolised twice; it also matches the
+  // symbolising thread's backlog (SymbolisingThread::kMaxBacklog). Tests set
+  // it tiny: the output must not depend on it.
+  size_t max_raw_stacks = 64 * 1024;
   // Not owned; nullptr = none (the normal fold). See FoldObserver.
   FoldObserver* observer = nullptr;
 };
@@ -109,6 +118,8 @@ struct FoldStats {
   uint64_t other_event_samples = 0;
   std::string event;              // the event that was folded
   uint64_t lost_events = 0, lost_samples = 0;
+  // unique_raw_stacks: raw stacks symbolised; with max_raw_stacks a stack
+  // seen again after the table was emptied counts again.
   uint64_t unique_raw_stacks = 0, unique_frames = 0;
   uint64_t kernel_frames = 0, unknown_frames = 0, frames = 0;
   bool dwarf = false;
