@@ -100,6 +100,7 @@ class ElfObject {
   ElfObject() = default;
   bool load(std::string_view expected_build_id, std::string* problem);
   void build_symbol_table();
+  std::vector<Elf*> symbol_elves_;  // the Elfs build_symbol_table read (release_mapped_pages)
   void add_plt_symbols(std::vector<ElfSymbol>& out);
   const std::vector<CuSubprogram>& cu_subprograms(Dwarf_Die* cu) const;
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <set>
 #include <map>
@@ -536,4 +537,55 @@ TEST(SymbolCache, NotKeepingAnswersGivesTheSameFrames) {
   EXPECT_EQ(keeping.kernel_status().lookups, computing.kernel_status().lookups);
   EXPECT_EQ(keeping.kernel_status().unresolved, computing.kernel_status().unresolved);
   EXPECT_GT(computing.kernel_status().unresolved, 0u);
+}
+
+namespace {
+
+// Resident KB of this process's mappings of `path` (from /proc/self/smaps).
+size_t resident_kb_of(const std::string& path) {
+  std::string smaps = fg::test::read_file("/proc/self/smaps");
+  std::istringstream in(smaps);
+  std::string line;
+  bool ours = false;
+  size_t kb = 0;
+  while (std::getline(in, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < line.find(' ')) {
+      ours = line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0;
+    } else if (ours && line.rfind("Rss:", 0) == 0) {
+      kb += std::stoul(line.substr(4));
+    }
+  }
+  return kb;
+}
+
+}  // namespace
+
+// Building the symbol table reads the whole .symtab and its names through
+// libelf's mapping of the file; those pages are handed back afterwards
+// (release_mapped_pages), and names still read back from the mapping.
+TEST(ElfObject, SymbolTablePagesAreNotKeptResident) {
+  const std::string dir = fg::test::temp_dir();
+  const std::string copy = dir + "/libc-with-symtab.so";
+  // A private copy: nothing else maps it, so its Rss is the object's own.
+  auto r = run_shell("cp /usr/lib/x86_64-linux-gnu/libc.so.6 " + shell_quote(copy));
+  ASSERT_EQ(r.status, 0) << r.err;
+  fg::DebugSearch search;
+  std::string problem;
+  auto obj = fg::ElfObject::open(copy, "", search, &problem);
+  ASSERT_TRUE(obj) << problem;
+  ASSERT_GT(obj->symbols().size(), 1000u);
+  EXPECT_LT(resident_kb_of(copy), 256u) << "the symbol table's pages stayed resident";
+  // The names point into the released mapping: they read back intact.
+  // Compared with nm's names of the files the table came from (the copy's
+  // .dynsym, and libc6-dbg's .symtab when libdwfl found it): every name we
+  // have must be one of theirs.
+  std::set<std::string> nm_names;
+  for (const std::string& f : {copy, obj->debug_file()}) {
+    if (f.empty()) continue;
+    for (bool dynamic : {false, true})
+      for (const NmSym& s : nm_functions(f, dynamic)) nm_names.insert(s.name.substr(0, s.name.find('@')));
+  }
+  size_t known = 0;
+  for (const fg::ElfSymbol& s : obj->symbols()) known += !s.plt && nm_names.count(s.name);
+  EXPECT_GT(known, obj->real_symbol_count() * 3 / 4);  // nm_functions skips unsized and IFUNC symbols
 }
