@@ -332,7 +332,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // once or by the symbolising thread before its next drain.
   void on_new_stack(uint32_t idx, const uint64_t* key, int32_t pid) override {
     const ProcessMaps* proc = StackKeyView(key).has_user_frames() ? table_.process(pid) : nullptr;
-    if (symbolising_ && ++window_stacks_ == kDrainWindow) keep_symbolising_thread_or_not();
+    if (symbolising_ && ++window_stacks_ >= options_.symbolising_window) keep_symbolising_thread_or_not();
     if (!symbolising_) {
       symboliser_.symbolise(idx, key, pid, proc);
       return;
@@ -346,14 +346,15 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // once per 48 new stacks, 31 k waits, and two threads took 0.5 s more CPU
   // and more wall time than one. A new stack costs well under a
   // microsecond to symbolise once its frames are cached, a wait two context
-  // switches, so after each kDrainWindow new stacks with more than one wait
-  // per kMinStacksPerDrain the rest of the fold symbolises inline (same
-  // order, same output).
-  static constexpr uint64_t kDrainWindow = 64 * 1024, kMinStacksPerDrain = 128;
+  // switches, so after a window of new stacks (FoldOptions::
+  // symbolising_window, 64 K) with more than one wait per kMinStacksPerDrain
+  // the rest of the fold symbolises inline (same order, same output).
+  static constexpr uint64_t kMinStacksPerDrain = 128;
   void keep_symbolising_thread_or_not() {
     if (window_drains_ * kMinStacksPerDrain > window_stacks_) {
       drain_symbolising_thread();
       stop_symbolising_thread();
+      stats_.symbolising_thread_stopped = true;
     }
     window_stacks_ = window_drains_ = 0;
   }

@@ -107,6 +107,9 @@ struct FoldOptions {
   // symbolising thread's backlog (SymbolisingThread::kMaxBacklog). Tests set
   // it tiny: the output must not depend on it.
   size_t max_raw_stacks = 64 * 1024;
+  // How many new stacks the symbolising thread is judged over (StackFolder::
+  // keep_symbolising_thread_or_not); tests set it tiny.
+  uint64_t symbolising_window = 64 * 1024;
   // Not owned; nullptr = none (the normal fold). See FoldObserver.
   FoldObserver* observer = nullptr;
 };
@@ -132,6 +135,9 @@ struct FoldStats {
   uint64_t cut_short_samples = 0;
   uint64_t truncated_stacks = 0;  // stacks over kMaxStackDepth frames (leaf-most kept, like perf --max-stack)
   uint64_t truncated_names = 0;   // symbol names cut to kMaxFrameNameBytes
+  // The symbolising thread was stopped mid-fold: it made the folding thread
+  // wait too often (see FoldOptions::symbolising_window).
+  bool symbolising_thread_stopped = false;
   std::vector<std::string> warnings;
   // What `fgtool info` shows: the header, per-record counts, and what could
   // (not) be symbolised and why.

@@ -2,7 +2,8 @@
 // must not change a fold's output: every perf.data fixture folded with a
 // bound of 1 or 3 stacks (the table is emptied nearly every sample) gives the
 // same folded text as without a bound, with one thread and with two (where
-// emptying also waits for the symbolising thread).
+// emptying also waits for the symbolising thread), also when the symbolising
+// thread is stopped mid-fold.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,6 +71,34 @@ TEST(RawStackBound, EveryFixtureFoldsTheSameWithATinyBound) {
     }
   }
   EXPECT_GT(forgetting_folds, 20u);  // the bound was reached, in most fixtures
+}
+
+// The symbolising thread stopped mid-fold (it made the folding thread wait
+// too often) leaves the output as it was: here a bound of 1 makes every new
+// stack a wait, and the thread is judged after every 2 new stacks.
+TEST(RawStackBound, StoppingTheSymbolisingThreadMidFoldKeepsTheOutput) {
+  setenv("DEBUGINFOD_URLS", "", 1);
+  const std::string dir = temp_dir();
+  write_file(dir + "/kallsyms", "");
+  size_t stopped = 0, frame_pointer_fixtures = 0;
+  for (const std::string& path : perf_data_fixtures()) {
+    FoldOptions o;
+    o.symbols.kallsyms_path = dir + "/kallsyms";
+    o.symbols.buildid_dir = dir;
+    o.symbols.symfs = testdata("fold/symfs");
+    o.partial = true;
+    o.threads = 1;
+    const std::string want = fold_text(path, o, nullptr);
+    o.threads = 2;
+    o.max_raw_stacks = 1;
+    o.symbolising_window = 2;
+    FoldStats st;
+    EXPECT_EQ(fold_text(path, o, &st), want) << path;
+    stopped += st.symbolising_thread_stopped;
+    frame_pointer_fixtures += !st.dwarf && st.unique_raw_stacks > 4;
+  }
+  EXPECT_GT(frame_pointer_fixtures, 3u);
+  EXPECT_GE(stopped, frame_pointer_fixtures / 2);
 }
 
 }  // namespace
