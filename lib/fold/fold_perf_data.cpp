@@ -62,7 +62,8 @@ class StackFolder final : public RecordHandler, private NewStackSink {
  public:
   StackFolder(const PerfDataReader& reader, const FoldOptions& options, FoldStats& stats)
       : reader_(reader), options_(options), stats_(stats), selection_(selection_options(options), table_),
-        symboliser_(options, reader.info()), keys_(table_), raw_(*this, options.observer != nullptr),
+        symboliser_(options, reader.info()), keys_(table_),
+        raw_(*this, options.observer != nullptr, options.view == FoldView::on_cpu ? options.max_raw_stacks : 0),
         off_cpu_(OffCpuTracker::Options{}) {
     make_unwind_pool(1);
   }
@@ -331,6 +332,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // once or by the symbolising thread before its next drain.
   void on_new_stack(uint32_t idx, const uint64_t* key, int32_t pid) override {
     const ProcessMaps* proc = StackKeyView(key).has_user_frames() ? table_.process(pid) : nullptr;
+    if (symbolising_ && ++window_stacks_ >= options_.symbolising_window) keep_symbolising_thread_or_not();
     if (!symbolising_) {
       symboliser_.symbolise(idx, key, pid, proc);
       return;
@@ -338,9 +340,41 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     symbolising_->add(idx, key, pid, proc);
   }
 
+  // The symbolising thread pays only while the folding thread seldom waits
+  // for it. On a busy machine's recording processes map and fork all the
+  // time while their stacks are queued: busy.data (bench/README.md) drained
+  // once per 48 new stacks, 31 k waits, and two threads took 0.5 s more CPU
+  // and more wall time than one. A new stack costs well under a
+  // microsecond to symbolise once its frames are cached, a wait two context
+  // switches, so after a window of new stacks (FoldOptions::
+  // symbolising_window, 64 K) with more than one wait per kMinStacksPerDrain
+  // the rest of the fold symbolises inline (same order, same output).
+  static constexpr uint64_t kMinStacksPerDrain = 128;
+  void keep_symbolising_thread_or_not() {
+    if (window_drains_ * kMinStacksPerDrain > window_stacks_) {
+      drain_symbolising_thread();
+      stop_symbolising_thread();
+      stats_.symbolising_thread_stopped = true;
+    }
+    window_stacks_ = window_drains_ = 0;
+  }
+
+  // NewStackSink: the raw-stack table is full (FoldOptions::max_raw_stacks).
+  // Each stack's weight goes to its node now, as add_weights() does at the
+  // end: on-CPU weights are whole periods or counts, so summing them in
+  // another order or in parts gives the same doubles.
+  void forget_stacks(const RawStackTable& table) override {
+    drain_symbolising_thread();  // it still reads keys in the table, and writes the nodes
+    FoldedProfile& out = symboliser_.profile();
+    for (uint32_t i = 0; i < table.size(); ++i)
+      if (double w = table.weight(i); w != 0) out.add_self(symboliser_.node_of(i), w);
+  }
+
   // Waits until every new stack so far is symbolised.
   void drain_symbolising_thread() {
-    if (symbolising_) symbolising_->drain();
+    if (!symbolising_) return;
+    symbolising_->drain();
+    ++window_drains_;
   }
   void stop_symbolising_thread() {
     if (symbolising_) symbolising_->stop();
@@ -418,7 +452,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     stats_.kernel_frames = ss.kernel_frames;
     stats_.unknown_frames = ss.unknown_frames;
     stats_.truncated_names = ss.truncated_names;
-    stats_.unique_raw_stacks = raw_.size();
+    stats_.unique_raw_stacks = raw_.stacks_added();
     stats_.unique_frames = symboliser_.profile().frame_count();
     stats_.unwind = unwind_pool_->stats();
     stats_.unwind_error = unwind_pool_->last_error();
@@ -449,6 +483,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   bool map_budget_warned_ = false;
   bool wall_event_checked_ = false;
   std::unique_ptr<SymbolisingThread> symbolising_;  // enable_symbolising_thread
+  uint64_t window_stacks_ = 0, window_drains_ = 0;  // keep_symbolising_thread_or_not
   // Scratch reused across samples (no allocation on the hot path).
   std::vector<UnwindFrame> unwound_;
   std::vector<uint64_t> key_;

@@ -98,6 +98,18 @@ struct FoldOptions {
   bool object_statuses = false;
   SymbolOptions symbols;
   DwarfUnwinderOptions unwind;
+  // At most this many distinct raw stacks are held at once (RawStackIndex);
+  // 0 = no bound. It applies to on-CPU folds without an observer only: the
+  // off-CPU views and observers refer to raw stacks by index until the end.
+  // 64 K keys are about 15 MB on a busy system-wide recording (where all of
+  // them, 1.4 M, took 240 MB), yet hold every stack of a typical single
+  // program, so that none is symbolised twice; it also matches the
+  // symbolising thread's backlog (SymbolisingThread::kMaxBacklog). Tests set
+  // it tiny: the output must not depend on it.
+  size_t max_raw_stacks = 64 * 1024;
+  // How many new stacks the symbolising thread is judged over (StackFolder::
+  // keep_symbolising_thread_or_not); tests set it tiny.
+  uint64_t symbolising_window = 64 * 1024;
   // Not owned; nullptr = none (the normal fold). See FoldObserver.
   FoldObserver* observer = nullptr;
 };
@@ -109,6 +121,8 @@ struct FoldStats {
   uint64_t other_event_samples = 0;
   std::string event;              // the event that was folded
   uint64_t lost_events = 0, lost_samples = 0;
+  // unique_raw_stacks: raw stacks symbolised; with max_raw_stacks a stack
+  // seen again after the table was emptied counts again.
   uint64_t unique_raw_stacks = 0, unique_frames = 0;
   uint64_t kernel_frames = 0, unknown_frames = 0, frames = 0;
   bool dwarf = false;
@@ -121,6 +135,9 @@ struct FoldStats {
   uint64_t cut_short_samples = 0;
   uint64_t truncated_stacks = 0;  // stacks over kMaxStackDepth frames (leaf-most kept, like perf --max-stack)
   uint64_t truncated_names = 0;   // symbol names cut to kMaxFrameNameBytes
+  // The symbolising thread was stopped mid-fold: it made the folding thread
+  // wait too often (see FoldOptions::symbolising_window).
+  bool symbolising_thread_stopped = false;
   std::vector<std::string> warnings;
   // What `fgtool info` shows: the header, per-record counts, and what could
   // (not) be symbolised and why.

@@ -45,6 +45,11 @@ uint32_t RawStackIndex::index_now(const uint64_t* key, uint32_t count, int32_t p
 uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid, uint64_t** entry) {
   uint32_t idx = table_.find(key, count, hash, entry);
   if (idx != RawStackTable::kMissing) return idx;
+  if (max_stacks_ && table_.size() >= max_stacks_) {
+    sink_.forget_stacks(table_);
+    forgotten_ += table_.size();
+    table_.clear();
+  }
   idx = table_.insert(key, count, hash, entry);
   uint32_t stored_count = 0;
   sink_.on_new_stack(idx, table_.key(idx, &stored_count), pid);

@@ -2,6 +2,14 @@
 // the sample's weight there, with lookups delayed through a short ring so
 // that the cache misses of many samples overlap; a key seen for the first
 // time is handed to a NewStackSink (which has it symbolised).
+//
+// Bounded (max_stacks): a busy system-wide recording has over a million
+// distinct raw stacks (addresses differ where the folded frames do not), and
+// keeping them all cost 240 of a 512 MB peak. When the table is full, the
+// sink takes every stack's weight into the profile (forget_stacks), the
+// table forgets them and starts again at index 0: a stack seen again is
+// symbolised again (cheap: every frame is in the frame cache). Memory then
+// grows with the folded profile, not with raw stacks or samples.
 // Owning thread: the folding thread.
 #pragma once
 
@@ -19,12 +27,19 @@ class NewStackSink {
  public:
   virtual ~NewStackSink() = default;
   virtual void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid) = 0;
+  // The table is full and forgets every stack next: take each index's weight
+  // (table.weight(i)) now. Its keys are still there and stay until this
+  // returns; then indices start again at 0. Only with max_stacks.
+  virtual void forget_stacks(const RawStackTable& table) = 0;
 };
 
 class RawStackIndex {
  public:
   // count_samples: keep a sample count per raw stack (for an observer).
-  RawStackIndex(NewStackSink& sink, bool count_samples) : sink_(sink), count_samples_(count_samples) {}
+  // max_stacks: forget every stack when this many are held (0 = never; not
+  // with count_samples, whose counts are per index for the whole fold).
+  RawStackIndex(NewStackSink& sink, bool count_samples, size_t max_stacks = 0)
+      : sink_(sink), count_samples_(count_samples), max_stacks_(count_samples ? 0 : max_stacks) {}
 
   // Adding a sample, in two steps: fill the returned (empty) buffer with
   // its key, then commit. Its weight is added a little later: the slot is
@@ -41,6 +56,9 @@ class RawStackIndex {
 
   const RawStackTable& table() const { return table_; }
   size_t size() const { return table_.size(); }
+  // Stacks added since the start, forgotten ones included (a stack seen
+  // again after the table was emptied counts again).
+  uint64_t stacks_added() const { return forgotten_ + table_.size(); }
   double weight(uint32_t index) const { return table_.weight(index); }
   uint64_t sample_count(uint32_t index) const { return index < counts_.size() ? counts_[index] : 0; }
 
@@ -59,6 +77,8 @@ class RawStackIndex {
 
   NewStackSink& sink_;
   const bool count_samples_;
+  const size_t max_stacks_;
+  uint64_t forgotten_ = 0;
   RawStackTable table_;
   std::array<Pending, kRing> ring_;
   size_t head_ = 0, count_ = 0;

@@ -1,7 +1,8 @@
 // Deduplicates raw stacks (the words a sample's stack is made of: the root
 // frame, the process's map generation and the addresses) so that a stack seen
 // a million times is symbolised once and each later sample costs one hash
-// lookup. Keys live in one arena; the table never shrinks during a run.
+// lookup. Keys live in one arena that only clear() empties (a bounded
+// table, see RawStackIndex).
 //
 // With hundreds of thousands of distinct stacks the table outgrows the CPU
 // caches and a lookup is two cache misses (slot, then key). prefetch() lets a
@@ -49,15 +50,16 @@ class RawStackTable {
   // Inserts a key known to be missing; returns its index (0, 1, 2, ...).
   uint32_t insert(const uint64_t* words, uint32_t count, uint64_t hash, uint64_t** entry = nullptr) {
     if (count + kEntryHeader > kBlockWords) throw std::length_error("raw stack table: a key of more than 256 K words");
-    if (blocks_.empty() || block_used_ + count + kEntryHeader > kBlockWords) {
-      if (blocks_.size() >= (size_t(1) << (32 - kBlockShift)) || offsets_.size() + 1 >= kMissing)
+    if (blocks_in_use_ == 0 || block_used_ + count + kEntryHeader > kBlockWords) {
+      if (blocks_in_use_ >= (size_t(1) << (32 - kBlockShift)) || offsets_.size() + 1 >= kMissing)
         throw std::length_error("raw stack table: more than 32 GB of stacks");
-      blocks_.emplace_back(kBlockWords);
+      if (blocks_in_use_ == blocks_.size()) blocks_.emplace_back(kBlockWords);
+      ++blocks_in_use_;
       block_used_ = 0;
     }
     uint32_t index = uint32_t(offsets_.size());
-    uint32_t offset = uint32_t(((blocks_.size() - 1) << kBlockShift) | block_used_);
-    uint64_t* p = blocks_.back().data() + block_used_;
+    uint32_t offset = uint32_t(((blocks_in_use_ - 1) << kBlockShift) | block_used_);
+    uint64_t* p = blocks_[blocks_in_use_ - 1].data() + block_used_;
     p[0] = count;
     p[1] = 0;  // the weight, 0.0
     std::memcpy(p + kEntryHeader, words, count * sizeof(uint64_t));
@@ -69,6 +71,19 @@ class RawStackTable {
   }
 
   size_t size() const { return offsets_.size(); }
+
+  // Forgets every key (indices start again at 0). The key blocks stay, to be
+  // filled again: their pages are already faulted in, and a bounded table
+  // (RawStackIndex's max_stacks) reaches the same size again. The slots are
+  // sized at once for as many keys as before, not doubled up again.
+  void clear() {
+    const size_t keys = offsets_.size();
+    offsets_.clear();
+    blocks_in_use_ = 0;
+    block_used_ = 0;
+    slots_.clear();
+    slots_.reserve_for(keys);
+  }
   // The words of key index, and their number.
   const uint64_t* key(uint32_t index, uint32_t* count) const {
     const uint64_t* stored = at(offsets_[index]);
@@ -125,7 +140,8 @@ class RawStackTable {
   OpenTable<Slot, SlotPolicy, HugePageAllocator<Slot>> slots_{1024};
   std::vector<uint32_t> offsets_;  // per index: block << kBlockShift | word in the block
   std::vector<std::vector<uint64_t, HugePageAllocator<uint64_t>>> blocks_;  // per key: length, weight, words
-  size_t block_used_ = 0;          // words used in blocks_.back()
+  size_t blocks_in_use_ = 0;       // blocks_[0, blocks_in_use_) hold keys; later ones wait, emptied by clear()
+  size_t block_used_ = 0;          // words used in blocks_[blocks_in_use_ - 1]
 };
 
 }  // namespace fg

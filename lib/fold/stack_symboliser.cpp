@@ -30,7 +30,10 @@ bool has_object(const MapEntry& m) { return m.is_file_backed() || m.path == "[vd
 uint64_t StackSymboliser::FrameSlotPolicy::rehash(const FrameSlot& s) { return detail::hash_pair(s.key.a, s.key.b); }
 
 StackSymboliser::StackSymboliser(const FoldOptions& options, const PerfFileInfo& info)
-    : options_(options), info_(info), symbols_(options.symbols) {}
+    : options_(options), info_(info), symbols_(options.symbols) {
+  // frame_cache_ keeps every answer by the key the SymbolCache would use.
+  symbols_.keep_answers(false);
+}
 
 void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t pid, const ProcessMaps* proc) {
   const StackKeyView key(key_words);

@@ -104,6 +104,7 @@ class ElfObject {
   bool read_elf_headers(std::string* problem);
   bool report_to_dwfl(std::string* problem);
   void build_symbol_table();
+  std::vector<Elf*> symbol_elves_;  // the Elfs build_symbol_table read (release_mapped_pages)
   void add_plt_symbols(std::vector<ElfSymbol>& out);
   const std::vector<CuSubprogram>& cu_subprograms(Dwarf_Die* cu) const;
 

@@ -27,7 +27,11 @@ struct SymbolCache::Object {
   std::unique_ptr<ElfObject> elf;
   std::string problem;
   std::string_view display;            // "[libc.so.6]"
-  std::vector<std::string_view> names; // per symbol index; empty view = not computed
+  // Display names of the symbols looked up so far, by symbol index: a map,
+  // not a vector per symbol, because a fold looks up a few thousand of the
+  // hundreds of thousands of symbols its objects have (a 16-byte slot per
+  // symbol was 12 MB on a busy system-wide recording).
+  std::unordered_map<uint32_t, std::string_view> names;
   uint64_t lookups = 0, unresolved = 0;
 };
 
@@ -297,7 +301,6 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
       obj->problem = vdso ? "no [vdso] image: no build-id recorded or not in the build-id cache"
                           : "no file behind this mapping";
   } else {
-    obj->names.resize(obj->elf->symbols().size());
     if (obj->elf->real_symbol_count() == 0) obj->problem = "no function symbols (stripped; no debuginfo found)";
     else if (!problems.empty()) obj->problem = "used " + obj->elf->path() + " after: " + problems;
   }
@@ -323,7 +326,7 @@ std::optional<uint64_t> SymbolCache::file_offset_to_vaddr(ObjectHandle h, uint64
 }
 
 std::string_view SymbolCache::symbol_name(Object& obj, size_t index) {
-  std::string_view& slot = obj.names[index];
+  std::string_view& slot = obj.names[uint32_t(index)];
   if (slot.data() == nullptr) {
     const ElfSymbol& sym = obj.elf->symbols()[index];
     if (sym.plt) {
@@ -345,12 +348,12 @@ SymbolCache::FrameSpan SymbolCache::store_frames(const std::vector<SymbolizedFra
   return span;
 }
 
-SymbolCache::FrameSpan SymbolCache::compute_object_frames(Object& obj, uint64_t vaddr, bool have_vaddr) {
+void SymbolCache::object_frames(Object& obj, uint64_t vaddr, bool have_vaddr) {
   scratch_.clear();
   const ElfSymbol* sym = have_vaddr && obj.elf ? obj.elf->find_symbol(vaddr) : nullptr;
   if (!sym) {
     scratch_.push_back({obj.display, false, false});
-    return store_frames(scratch_);
+    return;
   }
   size_t index = static_cast<size_t>(sym - obj.elf->symbols().data());
   scratch_.push_back({symbol_name(obj, index), true, false});
@@ -361,7 +364,18 @@ SymbolCache::FrameSpan SymbolCache::compute_object_frames(Object& obj, uint64_t 
       scratch_.push_back({display_name(callee), true, true});
     }
   }
+}
+
+SymbolCache::FrameSpan SymbolCache::compute_object_frames(Object& obj, uint64_t vaddr, bool have_vaddr) {
+  object_frames(obj, vaddr, have_vaddr);
   return store_frames(scratch_);
+}
+
+bool SymbolCache::give_uncached(bool* unresolved, std::vector<SymbolizedFrame>& out) const {
+  if (keep_answers_) return false;
+  if (unresolved && !scratch_.at(0).resolved) *unresolved = true;
+  out.insert(out.end(), scratch_.begin(), scratch_.end());
+  return true;
 }
 
 void SymbolCache::symbolize(ObjectHandle h, uint64_t file_offset, bool return_address,
@@ -369,11 +383,17 @@ void SymbolCache::symbolize(ObjectHandle h, uint64_t file_offset, bool return_ad
   Object& obj = *objects_.at(h);
   ++obj.lookups;
   FrameKey key{(uint64_t(h) << 3) | (uint64_t(return_address) << 2) | kKindOffset, file_offset};
-  const FrameSpan* span = frame_cache_.find(key);
+  const FrameSpan* span = keep_answers_ ? frame_cache_.find(key) : nullptr;
   if (!span) {
     std::optional<uint64_t> vaddr = obj.elf ? obj.elf->file_offset_to_vaddr(file_offset) : std::nullopt;
     uint64_t lookup = vaddr ? *vaddr - (return_address && *vaddr > 0 ? 1 : 0) : 0;
-    frame_cache_.insert(key, compute_object_frames(obj, lookup, vaddr.has_value()));
+    object_frames(obj, lookup, vaddr.has_value());
+    bool unresolved = false;
+    if (give_uncached(&unresolved, out)) {
+      obj.unresolved += unresolved;
+      return;
+    }
+    frame_cache_.insert(key, store_frames(scratch_));
     span = frame_cache_.find(key);
   }
   if (!span->head.resolved) ++obj.unresolved;
@@ -418,7 +438,7 @@ void SymbolCache::load_kernel_symbols() {
 void SymbolCache::symbolize_kernel(uint64_t address, bool return_address, std::vector<SymbolizedFrame>& out) {
   ++kernel_status_.lookups;
   FrameKey key{uint64_t(return_address), address};
-  const FrameSpan* span = kernel_cache_.find(key);
+  const FrameSpan* span = keep_answers_ ? kernel_cache_.find(key) : nullptr;
   if (!span) {
     load_kernel_symbols();
     uint64_t lookup = address - (return_address && address > 0 ? 1 : 0);
@@ -430,6 +450,11 @@ void SymbolCache::symbolize_kernel(uint64_t address, bool return_address, std::v
       scratch_.push_back({display_name(ks->name), true, false});
     } else {
       scratch_.push_back({kernel_unknown_, false, false});
+    }
+    bool unresolved = false;
+    if (give_uncached(&unresolved, out)) {
+      kernel_status_.unresolved += unresolved;
+      return;
     }
     kernel_cache_.insert(key, store_frames(scratch_));
     span = kernel_cache_.find(key);
@@ -447,7 +472,7 @@ void SymbolCache::add_kernel_symbol(uint64_t start, uint64_t len, std::string_vi
 void SymbolCache::symbolize_jit(int32_t pid, uint64_t address, bool return_address,
                                 std::vector<SymbolizedFrame>& out) {
   FrameKey key{(uint64_t(uint32_t(pid)) << 3) | (uint64_t(return_address) << 2) | kKindJit, address};
-  const FrameSpan* span = frame_cache_.find(key);
+  const FrameSpan* span = keep_answers_ ? frame_cache_.find(key) : nullptr;
   if (!span) {
     auto& jit = jits_[pid];
     if (!jit) {
@@ -463,6 +488,7 @@ void SymbolCache::symbolize_jit(int32_t pid, uint64_t address, bool return_addre
     scratch_.clear();
     if (!name.empty()) scratch_.push_back({display_name(name), true, false});
     else scratch_.push_back({jit->display, false, false});
+    if (give_uncached(nullptr, out)) return;
     frame_cache_.insert(key, store_frames(scratch_));
     span = frame_cache_.find(key);
   }

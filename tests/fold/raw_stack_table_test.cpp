@@ -1,9 +1,11 @@
 // RawStackTable and RawStackIndex (lib/fold/raw_stack_table.h,
 // raw_stack_index.h): keys found again across many doublings of the slot
 // array and arena blocks, weights kept per key, colliding hashes told
-// apart, new stacks reported once and in index order.
+// apart, new stacks reported once and in index order; a cleared table and
+// a bounded index (max_stacks) that give the same weights as unbounded ones.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 #include "fold/raw_stack_index.h"
@@ -88,6 +90,7 @@ struct RecordingSink : NewStackSink {
     seen.emplace_back(index, std::vector<uint64_t>(key, key + 3));
     pids.push_back(pid);
   }
+  void forget_stacks(const RawStackTable&) override { ADD_FAILURE() << "an unbounded index forgot its stacks"; }
 };
 
 TEST(RawStackIndex, WeightsArriveAfterTheRingAndNewStacksAreReportedOnceInOrder) {
@@ -130,6 +133,105 @@ TEST(RawStackIndex, WeightsArriveAfterTheRingAndNewStacksAreReportedOnceInOrder)
   EXPECT_EQ(index.index_now(fresh, 3, 7), uint32_t(first_seen.size()));
   EXPECT_EQ(sink.seen.size(), first_seen.size() + 1);
   EXPECT_EQ(index.sample_count(uint32_t(first_seen.size())), 0u);
+}
+
+TEST(RawStackTable, ClearForgetsEveryKeyAndRefillsItsBlocks) {
+  RawStackTable t;
+  for (int round = 0; round < 3; ++round) {
+    // Each round other keys, across several 2 MiB blocks (reused after a clear).
+    const uint32_t n = 6000, base = uint32_t(round) * n;
+    for (uint32_t i = 0; i < n; ++i) {
+      std::vector<uint64_t> k = key_of(base + i);
+      uint64_t h = RawStackTable::hash_words(k.data(), uint32_t(k.size()));
+      ASSERT_EQ(t.find(k.data(), uint32_t(k.size()), h), RawStackTable::kMissing) << round << " " << i;
+      uint64_t* entry = nullptr;
+      ASSERT_EQ(t.insert(k.data(), uint32_t(k.size()), h, &entry), i);
+      RawStackTable::add_weight(entry, double(base + i));
+    }
+    ASSERT_EQ(t.size(), n);
+    for (uint32_t i = 0; i < n; ++i) {
+      std::vector<uint64_t> k = key_of(base + i);
+      ASSERT_EQ(t.find(k.data(), uint32_t(k.size()), RawStackTable::hash_words(k.data(), uint32_t(k.size()))), i);
+      uint32_t count = 0;
+      const uint64_t* stored = t.key(i, &count);
+      ASSERT_EQ(count, k.size());
+      ASSERT_TRUE(RawStackTable::same_words(stored, k.data(), count));
+      ASSERT_EQ(t.weight(i), double(base + i));
+    }
+    t.clear();
+    EXPECT_EQ(t.size(), 0u);
+    std::vector<uint64_t> k = key_of(base + 1);
+    EXPECT_EQ(t.find(k.data(), uint32_t(k.size()), RawStackTable::hash_words(k.data(), uint32_t(k.size()))),
+              RawStackTable::kMissing);
+  }
+}
+
+// A sink that "symbolises" a stack into its id (the key's first word) and,
+// when the bounded index forgets its stacks, moves their weights into
+// per-id totals, as the fold moves them into the profile's nodes.
+struct TotallingSink : NewStackSink {
+  std::vector<uint64_t> id_of;  // per current index
+  std::map<uint64_t, double> totals;
+  size_t forgets = 0, new_stacks = 0;
+  void on_new_stack(uint32_t index, const uint64_t* key, int32_t) override {
+    EXPECT_EQ(index, id_of.size());  // indices start again at 0 after a forget
+    id_of.push_back(key[0]);
+    ++new_stacks;
+  }
+  void forget_stacks(const RawStackTable& table) override {
+    EXPECT_EQ(table.size(), id_of.size());
+    for (uint32_t i = 0; i < table.size(); ++i) {
+      uint32_t count = 0;
+      EXPECT_EQ(table.key(i, &count)[0], id_of[i]);  // keys still there
+      totals[id_of[i]] += table.weight(i);
+    }
+    id_of.clear();
+    ++forgets;
+  }
+  void finish(const RawStackIndex& index) {
+    for (uint32_t i = 0; i < index.size(); ++i) totals[id_of[i]] += index.weight(i);
+  }
+};
+
+TEST(RawStackIndex, ABoundedIndexGivesTheSameWeightsAsAnUnboundedOne) {
+  for (size_t bound : {size_t(1), size_t(2), size_t(7), size_t(40)}) {
+    TotallingSink bounded_sink, unbounded_sink;
+    RawStackIndex bounded(bounded_sink, false, bound), unbounded(unbounded_sink, false, 0);
+    std::mt19937 rng(7);
+    for (int s = 0; s < 20000; ++s) {
+      // Skewed: a few hot stacks and a long tail, as in a real profile.
+      uint64_t id = (rng() % 4 == 0) ? rng() % 400 : rng() % 8;
+      for (RawStackIndex* index : {&bounded, &unbounded}) {
+        index->next_key() = {id, id * 3, id * 5, id * 7};
+        index->commit(double(1 + s % 13) * 250000.0, 1);
+      }
+      if (s % 997 == 0) {  // as before a process-table change
+        bounded.flush();
+        unbounded.flush();
+      }
+    }
+    bounded.flush();
+    unbounded.flush();
+    bounded_sink.finish(bounded);
+    unbounded_sink.finish(unbounded);
+    EXPECT_EQ(bounded_sink.totals, unbounded_sink.totals) << "bound " << bound;
+    EXPECT_LE(bounded.size(), bound);
+    EXPECT_GT(bounded_sink.forgets, 0u);
+    EXPECT_EQ(unbounded_sink.forgets, 0u);
+    EXPECT_EQ(bounded.stacks_added(), bounded_sink.new_stacks);
+    EXPECT_GT(bounded.stacks_added(), unbounded.stacks_added());  // stacks seen again are added again
+  }
+}
+
+TEST(RawStackIndex, CountingSamplesIsNeverBounded) {
+  RecordingSink sink;  // fails on forget_stacks
+  RawStackIndex index(sink, /*count_samples=*/true, /*max_stacks=*/2);
+  for (uint64_t id = 0; id < 10; ++id) {
+    index.next_key() = {id, id + 1, id + 2};
+    index.commit(1, 1);
+  }
+  index.flush();
+  EXPECT_EQ(index.size(), 10u);
 }
 
 }  // namespace

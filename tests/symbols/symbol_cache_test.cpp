@@ -2,10 +2,12 @@
 // non-PIE and lld-linked fixtures resolves by file offset (names from nm, offsets
 // from readelf), aliases as perf picks them, the -1 rule, inline chains against
 // binutils addr2line, debuglink and MiniDebugInfo, the build-id cache, symfs, and
-// bad inputs (missing, truncated, mismatched build-id).
+// bad inputs (missing, truncated, mismatched build-id); keep_answers(false) gives
+// the same answers and counts as the keeping cache.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <set>
 #include <map>
@@ -469,3 +471,121 @@ TEST(SymbolCache, VdsoFromBuildIdCacheOrLiveImage) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string frames_text(const std::vector<fg::SymbolizedFrame>& frames) {
+  std::string s;
+  for (const auto& f : frames) s += std::string(f.name) + (f.resolved ? "+" : "-") + (f.inlined ? "i" : "") + ";";
+  return s;
+}
+
+}  // namespace
+
+// The fold keeps every answer itself (keep_answers(false)): each lookup,
+// asked twice, must give what the keeping cache gives, inline chains, the
+// kernel, JIT maps and the lookup/unresolved counts included.
+TEST(SymbolCache, NotKeepingAnswersGivesTheSameFrames) {
+  std::string dir = fg::test::temp_dir();
+  fg::test::write_file(dir + "/kallsyms", "ffffffff81000000 T _stext\nffffffff81000100 T second\n");
+  fg::test::write_file(dir + "/perf-77.map", "1000 100 jitted_a\n2000 10 jitted_b\n");
+  fg::SymbolOptions o = test_options();
+  o.inline_frames = true;
+  o.kallsyms_path = dir + "/kallsyms";
+  o.jit_map_dir = dir;
+  fg::SymbolCache keeping(o), computing(o);
+  computing.keep_answers(false);
+  const std::string path = SYMFX_CXX;
+  fg::ObjectHandle hk = keeping.object({path, raw_build_id(path)});
+  fg::ObjectHandle hc = computing.object({path, raw_build_id(path)});
+  auto loads = readelf_loads(path);
+  ASSERT_FALSE(loads.empty());
+  size_t inlined = 0, lookups = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Load& l : loads) {
+      for (uint64_t off = l.off; off < l.off + l.filesz; off += 5) {
+        for (bool ret : {false, true}) {
+          std::vector<fg::SymbolizedFrame> a, b;
+          keeping.symbolize(hk, off, ret, a);
+          computing.symbolize(hc, off, ret, b);
+          ASSERT_EQ(frames_text(a), frames_text(b)) << std::hex << off;
+          inlined += a.size() > 1;
+          ++lookups;
+        }
+      }
+    }
+    for (uint64_t addr = 0xffffffff80ffff00; addr < 0xffffffff81000200; addr += 0x11) {
+      std::vector<fg::SymbolizedFrame> a, b;
+      keeping.symbolize_kernel(addr, pass == 1, a);
+      computing.symbolize_kernel(addr, pass == 1, b);
+      ASSERT_EQ(frames_text(a), frames_text(b)) << std::hex << addr;
+    }
+    for (uint64_t addr = 0xf00; addr < 0x2100; addr += 0x7) {
+      std::vector<fg::SymbolizedFrame> a, b;
+      keeping.symbolize_jit(77, addr, pass == 1, a);
+      computing.symbolize_jit(77, addr, pass == 1, b);
+      ASSERT_EQ(frames_text(a), frames_text(b)) << std::hex << addr;
+    }
+  }
+  EXPECT_GT(inlined, 0u);  // inline chains (more than one frame) were compared
+  auto sk = keeping.object_statuses(), sc = computing.object_statuses();
+  ASSERT_EQ(sk.size(), 1u);
+  ASSERT_EQ(sc.size(), 1u);
+  EXPECT_EQ(sc[0].lookups, lookups);
+  EXPECT_EQ(sk[0].unresolved, sc[0].unresolved);
+  EXPECT_GT(sc[0].unresolved, 0u);
+  EXPECT_EQ(keeping.kernel_status().lookups, computing.kernel_status().lookups);
+  EXPECT_EQ(keeping.kernel_status().unresolved, computing.kernel_status().unresolved);
+  EXPECT_GT(computing.kernel_status().unresolved, 0u);
+}
+
+namespace {
+
+// Resident KB of this process's mappings of `path` (from /proc/self/smaps).
+size_t resident_kb_of(const std::string& path) {
+  std::string smaps = fg::test::read_file("/proc/self/smaps");
+  std::istringstream in(smaps);
+  std::string line;
+  bool ours = false;
+  size_t kb = 0;
+  while (std::getline(in, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < line.find(' ')) {
+      ours = line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0;
+    } else if (ours && line.rfind("Rss:", 0) == 0) {
+      kb += std::stoul(line.substr(4));
+    }
+  }
+  return kb;
+}
+
+}  // namespace
+
+// Building the symbol table reads the whole .symtab and its names through
+// libelf's mapping of the file; those pages are handed back afterwards
+// (release_mapped_pages), and names still read back from the mapping.
+TEST(ElfObject, SymbolTablePagesAreNotKeptResident) {
+  const std::string dir = fg::test::temp_dir();
+  const std::string copy = dir + "/libc-with-symtab.so";
+  // A private copy: nothing else maps it, so its Rss is the object's own.
+  auto r = run_shell("cp /usr/lib/x86_64-linux-gnu/libc.so.6 " + shell_quote(copy));
+  ASSERT_EQ(r.status, 0) << r.err;
+  fg::DebugSearch search;
+  std::string problem;
+  auto obj = fg::ElfObject::open(copy, "", search, &problem);
+  ASSERT_TRUE(obj) << problem;
+  ASSERT_GT(obj->symbols().size(), 1000u);
+  EXPECT_LT(resident_kb_of(copy), 256u) << "the symbol table's pages stayed resident";
+  // The names point into the released mapping: they read back intact.
+  // Compared with nm's names of the files the table came from (the copy's
+  // .dynsym, and libc6-dbg's .symtab when libdwfl found it): every name we
+  // have must be one of theirs.
+  std::set<std::string> nm_names;
+  for (const std::string& f : {copy, obj->debug_file()}) {
+    if (f.empty()) continue;
+    for (bool dynamic : {false, true})
+      for (const NmSym& s : nm_functions(f, dynamic)) nm_names.insert(s.name.substr(0, s.name.find('@')));
+  }
+  size_t known = 0;
+  for (const fg::ElfSymbol& s : obj->symbols()) known += !s.plt && nm_names.count(s.name);
+  EXPECT_GT(known, obj->real_symbol_count() * 3 / 4);  // nm_functions skips unsized and IFUNC symbols
+}
