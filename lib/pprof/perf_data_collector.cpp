@@ -23,18 +23,20 @@ void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, c
   // of the object, unmapped addresses) go to the hash table, prefetched per
   // stack so that misses overlap. Room for every frame is made first, so
   // that no doubling moves slots between a probe and its fill.
-  loc_table_.reserve_for(loc_table_.size() + count + 1, 1, 2);
+  mapped_table_.reserve_for(mapped_table_.size() + count + 1, 3, 4);
+  unmapped_table_.reserve_for(unmapped_table_.size() + count + 1, 1, 2);
   pending_.resize(count);
   for (size_t i = 0; i < count; ++i) {
     const RawStackFrame& f = frames[i];
     PendingLocation& p = pending_[i];
     p.owner = f.kernel ? kKernelOwner : f.map;
     if (p.owner) {
-      if (seen_.size() <= f.names_start) seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone});
+      if (seen_.size() <= f.names_start)
+        seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone, kNone, nullptr});
       const Seen& s = seen_[f.names_start];
-      if (s.owner == p.owner) {
+      if (s.owner == p.owner || s.recent_owner == p.owner) {
         p.answer = Answer::known;
-        p.mapping = s.location;  // the answer
+        p.mapping = s.owner == p.owner ? s.location : s.recent_location;  // the answer
         continue;
       }
       if (!s.owner) {
@@ -42,11 +44,16 @@ void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, c
         p.mapping = mapping_index(f);  // here, so that mappings are numbered in frame order
         continue;
       }
+      p.mapping = mapping_index(f);
+      p.answer = Answer::hashed;
+      p.hash = mapped_hash(p.mapping, f.names_start);
+      mapped_table_.prefetch(p.hash);
+      continue;
     }
     p.mapping = mapping_index(f);
     p.answer = Answer::hashed;
     p.hash = loc_hash(p.mapping, f.address, f.names_start);
-    loc_table_.prefetch(p.hash);
+    unmapped_table_.prefetch(p.hash);
   }
   for (size_t i = 0; i < count; ++i) {
     const RawStackFrame& f = frames[i];
@@ -55,38 +62,63 @@ void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, c
       stack_locs.push_back(p.mapping);
       continue;
     }
-    if (p.answer == Answer::first) {
-      // Seen since, earlier in this stack (a recursion)?
-      Seen& s = seen_[f.names_start];
-      if (s.owner == p.owner) {
-        stack_locs.push_back(s.location);
-        continue;
-      }
-      if (!s.owner) {
-        uint32_t loc = new_location(f, p.mapping, arena, false);
-        s = Seen{p.owner, loc};
-        stack_locs.push_back(loc);
-        continue;
-      }
-      p.hash = loc_hash(p.mapping, f.address, f.names_start);
+    if (!p.owner) {
+      stack_locs.push_back(unmapped_location(f, p.mapping, p.hash, arena));
+      continue;
     }
-    stack_locs.push_back(hashed_location(f, p.mapping, p.hash, arena));
+    // Seen since, earlier in this stack (a recursion)?
+    Seen& s = seen_[f.names_start];
+    if (s.owner == p.owner) {
+      stack_locs.push_back(s.location);
+      continue;
+    }
+    if (s.recent_owner == p.owner) {
+      stack_locs.push_back(s.recent_location);
+      continue;
+    }
+    if (!s.owner) {
+      uint32_t loc = new_location(f, p.mapping, arena, false);
+      s.owner = p.owner;
+      s.location = loc;
+      stack_locs.push_back(loc);
+      continue;
+    }
+    if (p.answer == Answer::first) p.hash = mapped_hash(p.mapping, f.names_start);
+    const uint32_t loc = mapped_location(f, p.mapping, p.hash, arena);
+    s.recent_owner = p.owner;
+    s.recent_location = loc;
+    stack_locs.push_back(loc);
   }
+}
+
+uint64_t PerfDataCollector::mapped_hash(uint32_t mapping, uint32_t names_start) {
+  return detail::mix64((uint64_t(mapping) << 32 | names_start) * 0x9e3779b97f4a7c15ull);
 }
 
 uint64_t PerfDataCollector::loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start) {
   return detail::hash_pair(address, (uint64_t(mapping) << 32) | names_start);
 }
 
-uint32_t PerfDataCollector::hashed_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
+uint32_t PerfDataCollector::mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
                                             const FrameId* arena) {
-  size_t i = loc_table_.probe(hash, [&](const LocSlot& s) {
+  size_t i = mapped_table_.probe(
+      hash, [&](const MappedSlot& s) { return s.mapping == mapping && s.names_start == f.names_start; });
+  const MappedSlot& slot = mapped_table_.at(i);
+  if (!MappedSlotPolicy::empty(slot)) return slot.id;
+  uint32_t id = new_location(f, mapping, arena, true);
+  mapped_table_.fill(i, MappedSlot{mapping, f.names_start, id});
+  return id;
+}
+
+uint32_t PerfDataCollector::unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
+                                              const FrameId* arena) {
+  size_t i = unmapped_table_.probe(hash, [&](const LocSlot& s) {
     return s.address == f.address && s.mapping == mapping && s.arena_start == f.names_start;
   });
-  const LocSlot& slot = loc_table_.at(i);
+  const LocSlot& slot = unmapped_table_.at(i);
   if (!LocSlotPolicy::empty(slot)) return slot.id;
   uint32_t id = new_location(f, mapping, arena, true);
-  loc_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
+  unmapped_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
   return id;
 }
 
@@ -99,12 +131,11 @@ uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mappin
 }
 
 uint32_t PerfDataCollector::root_index(const RawStackRoot& r) {
-  // The fold's root objects stay put: their comm's address names them.
-  if (r.comm.data() == last_root_comm_ && r.pid == last_root_pid_ && r.tid == last_root_tid_) return last_root_;
-  last_root_comm_ = r.comm.data();
-  last_root_pid_ = r.pid;
-  last_root_tid_ = r.tid;
-  return last_root_ = root_index_slow(r);
+  const uint64_t h = detail::hash_pair(uint64_t(uintptr_t(r.comm.data())), (uint64_t(uint32_t(r.pid)) << 32) | uint32_t(r.tid));
+  RecentRoot& e = recent_roots_[(h >> 32) & 255];
+  if (e.comm && e.comm == r.comm.data() && e.pid == r.pid && e.tid == r.tid) return e.root;
+  e = RecentRoot{r.comm.data(), r.pid, r.tid, root_index_slow(r)};
+  return e.root;
 }
 
 uint32_t PerfDataCollector::root_index_slow(const RawStackRoot& r) {

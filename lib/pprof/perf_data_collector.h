@@ -74,9 +74,19 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t new_mapping(const MapEntry& e);
   uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* arena, bool hashed);
 
-  // The locations not answered by seen_, in fg::OpenTable: each slot holds
-  // its location's key (a std::unordered_map's node per location cost an
-  // allocation each, and a slot that only held the id a second cache miss).
+  // The locations not answered by seen_, in fg::OpenTable. A mapped frame's
+  // location is its (mapping, frame-cache entry): the entry is one object
+  // offset, so within one mapping it is one address (seen_ relies on the
+  // same). 12-byte slots: half the memory, and the misses, of a slot with
+  // the address. Unmapped frames (JIT code) keep the address in their key.
+  struct MappedSlot {
+    uint32_t mapping, names_start, id;
+  };
+  struct MappedSlotPolicy {
+    static bool empty(const MappedSlot& s) { return s.id == kNone; }
+    static MappedSlot empty_slot() { return MappedSlot{0, 0, kNone}; }
+    static uint64_t rehash(const MappedSlot& s) { return mapped_hash(s.mapping, s.names_start); }
+  };
   struct LocSlot {
     uint64_t address;
     uint32_t mapping, arena_start, id;
@@ -86,8 +96,10 @@ class PerfDataCollector final : public FoldObserver {
     static LocSlot empty_slot() { return LocSlot{0, 0, 0, kNone}; }
     static uint64_t rehash(const LocSlot& s) { return loc_hash(s.mapping, s.address, s.arena_start); }
   };
+  static uint64_t mapped_hash(uint32_t mapping, uint32_t names_start);
   static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start);
-  uint32_t hashed_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* arena);
+  uint32_t mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* arena);
+  uint32_t unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* arena);
 
   // How a frame of the stack being added is answered (see on_raw_stack).
   enum class Answer : uint8_t { known, first, hashed };
@@ -97,10 +109,14 @@ class PerfDataCollector final : public FoldObserver {
     Answer answer;
     uint64_t hash;          // when hashed
   };
-  // The first (mapping, location) seen per frame-cache entry.
+  // Per frame-cache entry: the first (mapping, location) seen, and the one
+  // last answered by a table (a system-wide recording has one object mapped
+  // by many processes; the same process's frames come in runs).
   struct Seen {
     const MapEntry* owner;
     uint32_t location;
+    uint32_t recent_location;
+    const MapEntry* recent_owner;
   };
   inline static const MapEntry* const kKernelOwner = reinterpret_cast<const MapEntry*>(uintptr_t(1));
 
@@ -114,13 +130,20 @@ class PerfDataCollector final : public FoldObserver {
   };
   std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
   std::unordered_map<const MapEntry*, uint32_t> map_ids_;
-  OpenTable<LocSlot, LocSlotPolicy> loc_table_{4096};
+  OpenTable<MappedSlot, MappedSlotPolicy> mapped_table_{4096};
+  OpenTable<LocSlot, LocSlotPolicy> unmapped_table_{1024};
   std::vector<PendingLocation> pending_;
   std::vector<Seen> seen_;
   std::vector<uint32_t> map_by_entry_id_;
-  const char* last_root_comm_ = nullptr;
-  int32_t last_root_pid_ = 0, last_root_tid_ = 0;
-  uint32_t last_root_ = 0;
+  // Recent roots by their comm's address (the fold's root objects stay
+  // put), pid and tid: a system-wide fold's raw stacks switch threads often,
+  // and root_ids_ hashes the comm's text.
+  struct RecentRoot {
+    const char* comm = nullptr;
+    int32_t pid = 0, tid = 0;
+    uint32_t root = 0;
+  };
+  RecentRoot recent_roots_[256];
   uint32_t kernel_mapping_ = kNone;
 };
 
