@@ -10,42 +10,61 @@ namespace fg {
 void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,
                                      size_t count, const FrameId* arena) {
   if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
-  RawStack& r = raws[index];
-  r.root = root_index(root);
-  r.locs_start = uint32_t(stack_locs.size());
-  r.locs_count = uint32_t(count);
+  raws[index].root = root_index(root);
+  // Kept for the batch (see flush_batch), with copies of their names: the
+  // fold's arena may move before the batch is done.
+  batch_.push_back(BatchStack{index, uint32_t(batch_frames_.size()), uint32_t(count)});
+  for (size_t i = 0; i < count; ++i) {
+    RawStackFrame f = frames[i];
+    batch_frames_.push_back(f);
+    batch_name_at_.push_back(uint32_t(batch_names_.size()));
+    batch_names_.insert(batch_names_.end(), arena + f.names_start, arena + f.names_start + f.name_count);
+  }
+  if (batch_.size() >= kBatchStacks || batch_frames_.size() >= kBatchFrames) flush_batch();
+}
+
+void PerfDataCollector::flush_batch() {
+  if (batch_.empty()) return;
+  const size_t count = batch_frames_.size();
   // A frame's names_start names the fold's frame-cache entry (one object
   // offset, kernel address or JIT address): with the same mapping it is the
   // same location. A vector indexed by it (`seen_`) holds the first location
-  // per entry: it answers most frames with one access, and says that a frame
-  // of an entry never seen is a new location, without a probe of the hash
-  // table (which misses the CPU caches). The rest (another process's mapping
-  // of the object, unmapped addresses) go to the hash table, prefetched per
-  // stack so that misses overlap. Room for every frame is made first, so
+  // per entry (and the one last found in a table): it answers most frames
+  // with one access, and says that a frame of an entry never seen is a new
+  // location, without a probe of a hash table. The rest (another process's
+  // mapping of the object, unmapped addresses) go to the hash tables. Both
+  // miss the CPU caches on a large recording: a batch of stacks is handled
+  // in passes (prefetch seen_, classify and prefetch the table slots,
+  // resolve) so that the misses overlap. The locations and mappings are
+  // numbered as if stack by stack, frame by frame: a frame's answer never
+  // depends on the stacks after it. Room for every frame is made first, so
   // that no doubling moves slots between a probe and its fill.
   mapped_table_.reserve_for(mapped_table_.size() + count + 1, 3, 4);
   unmapped_table_.reserve_for(unmapped_table_.size() + count + 1, 1, 2);
   pending_.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    const RawStackFrame& f = frames[i];
+    const RawStackFrame& f = batch_frames_[i];
+    if (!f.kernel && !f.map) continue;
+    if (seen_.size() <= f.names_start)
+      seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone, kNone, nullptr});
+    __builtin_prefetch(&seen_[f.names_start]);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const RawStackFrame& f = batch_frames_[i];
     PendingLocation& p = pending_[i];
     p.owner = f.kernel ? kKernelOwner : f.map;
     if (p.owner) {
-      if (seen_.size() <= f.names_start)
-        seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone, kNone, nullptr});
       const Seen& s = seen_[f.names_start];
       if (s.owner == p.owner || s.recent_owner == p.owner) {
         p.answer = Answer::known;
         p.mapping = s.owner == p.owner ? s.location : s.recent_location;  // the answer
         continue;
       }
-      if (!s.owner) {
-        p.answer = Answer::first;
-        p.mapping = mapping_index(f);  // here, so that mappings are numbered in frame order
-        continue;
-      }
+      // Numbered here, so that mappings are numbered in frame order.
       p.mapping = mapping_index(f);
-      p.answer = Answer::hashed;
+      // An entry still unseen may be seen by an earlier frame of the batch
+      // by the time this one is resolved: its slot is fetched too.
+      p.answer = s.owner ? Answer::hashed : Answer::first;
       p.hash = mapped_hash(p.mapping, f.names_start);
       mapped_table_.prefetch(p.hash);
       continue;
@@ -55,40 +74,39 @@ void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, c
     p.hash = loc_hash(p.mapping, f.address, f.names_start);
     unmapped_table_.prefetch(p.hash);
   }
-  for (size_t i = 0; i < count; ++i) {
-    const RawStackFrame& f = frames[i];
-    PendingLocation& p = pending_[i];
-    if (p.answer == Answer::known) {
-      stack_locs.push_back(p.mapping);
-      continue;
-    }
-    if (!p.owner) {
-      stack_locs.push_back(unmapped_location(f, p.mapping, p.hash, arena));
-      continue;
-    }
-    // Seen since, earlier in this stack (a recursion)?
-    Seen& s = seen_[f.names_start];
-    if (s.owner == p.owner) {
-      stack_locs.push_back(s.location);
-      continue;
-    }
-    if (s.recent_owner == p.owner) {
-      stack_locs.push_back(s.recent_location);
-      continue;
-    }
-    if (!s.owner) {
-      uint32_t loc = new_location(f, p.mapping, arena, false);
-      s.owner = p.owner;
-      s.location = loc;
-      stack_locs.push_back(loc);
-      continue;
-    }
-    if (p.answer == Answer::first) p.hash = mapped_hash(p.mapping, f.names_start);
-    const uint32_t loc = mapped_location(f, p.mapping, p.hash, arena);
-    s.recent_owner = p.owner;
-    s.recent_location = loc;
-    stack_locs.push_back(loc);
+  for (const BatchStack& b : batch_) {
+    RawStack& r = raws[b.index];
+    r.locs_start = uint32_t(stack_locs.size());
+    r.locs_count = b.count;
+    for (size_t i = b.frames_start; i < b.frames_start + b.count; ++i) stack_locs.push_back(resolve(i));
   }
+  batch_.clear();
+  batch_frames_.clear();
+  batch_name_at_.clear();
+  batch_names_.clear();
+}
+
+// The location of the batch's frame i, classified by flush_batch.
+uint32_t PerfDataCollector::resolve(size_t i) {
+  const RawStackFrame& f = batch_frames_[i];
+  PendingLocation& p = pending_[i];
+  if (p.answer == Answer::known) return p.mapping;
+  const FrameId* names = batch_names_.data() + batch_name_at_[i];
+  if (!p.owner) return unmapped_location(f, p.mapping, p.hash, names);
+  // Seen since, earlier in this batch?
+  Seen& s = seen_[f.names_start];
+  if (s.owner == p.owner) return s.location;
+  if (s.recent_owner == p.owner) return s.recent_location;
+  if (!s.owner) {
+    uint32_t loc = new_location(f, p.mapping, names, false);
+    s.owner = p.owner;
+    s.location = loc;
+    return loc;
+  }
+  const uint32_t loc = mapped_location(f, p.mapping, p.hash, names);
+  s.recent_owner = p.owner;
+  s.recent_location = loc;
+  return loc;
 }
 
 uint64_t PerfDataCollector::mapped_hash(uint32_t mapping, uint32_t names_start) {
@@ -100,33 +118,34 @@ uint64_t PerfDataCollector::loc_hash(uint32_t mapping, uint64_t address, uint32_
 }
 
 uint32_t PerfDataCollector::mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
-                                            const FrameId* arena) {
+                                            const FrameId* frame_names) {
   size_t i = mapped_table_.probe(
       hash, [&](const MappedSlot& s) { return s.mapping == mapping && s.names_start == f.names_start; });
   const MappedSlot& slot = mapped_table_.at(i);
   if (!MappedSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping, arena, true);
+  uint32_t id = new_location(f, mapping, frame_names, true);
   mapped_table_.fill(i, MappedSlot{mapping, f.names_start, id});
   return id;
 }
 
 uint32_t PerfDataCollector::unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
-                                              const FrameId* arena) {
+                                              const FrameId* frame_names) {
   size_t i = unmapped_table_.probe(hash, [&](const LocSlot& s) {
     return s.address == f.address && s.mapping == mapping && s.arena_start == f.names_start;
   });
   const LocSlot& slot = unmapped_table_.at(i);
   if (!LocSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping, arena, true);
+  uint32_t id = new_location(f, mapping, frame_names, true);
   unmapped_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
   return id;
 }
 
-uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* arena, bool hashed) {
+uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names,
+                                         bool hashed) {
   uint32_t id = uint32_t(locations.size());
   locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start, hashed,
                                    f.return_address});
-  names.insert(names.end(), arena + f.names_start, arena + f.names_start + f.name_count);
+  names.insert(names.end(), frame_names, frame_names + f.name_count);
   return id;
 }
 

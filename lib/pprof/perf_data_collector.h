@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fold/fold_perf_data.h"
+#include "fold/huge_page_allocator.h"
 #include "folded/open_table.h"
 
 namespace fg {
@@ -51,12 +52,18 @@ class PerfDataCollector final : public FoldObserver {
   void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
                     const FrameId* arena) override;
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
+    flush_batch();
     if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
     weights.push_back(Weight{index, samples, weight, node, FoldedProfile::kNoFrame});
   }
   void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
+    flush_batch();
     off_weights.push_back(Weight{index, 0, double(nanoseconds), node, extra});
   }
+
+  // Handles the raw stacks still held for a batch: call once the fold is done,
+  // before reading the fields below (on_samples and on_off_cpu do).
+  void flush_batch();
 
   std::vector<MappingCopy> mappings;
   std::vector<LocationCopy> locations;
@@ -72,7 +79,18 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t root_index_slow(const RawStackRoot& r);
   uint32_t mapping_index(const RawStackFrame& f);
   uint32_t new_mapping(const MapEntry& e);
-  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* arena, bool hashed);
+  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names, bool hashed);
+  uint32_t resolve(size_t batch_frame);
+
+  // Raw stacks whose locations are found a batch at a time (flush_batch).
+  struct BatchStack {
+    uint32_t index, frames_start, count;
+  };
+  static constexpr size_t kBatchStacks = 32, kBatchFrames = 512;
+  std::vector<BatchStack> batch_;
+  std::vector<RawStackFrame> batch_frames_;
+  std::vector<uint32_t> batch_name_at_;  // per batch frame: its names in batch_names_
+  std::vector<FrameId> batch_names_;
 
   // The locations not answered by seen_, in fg::OpenTable. A mapped frame's
   // location is its (mapping, frame-cache entry): the entry is one object
@@ -98,8 +116,8 @@ class PerfDataCollector final : public FoldObserver {
   };
   static uint64_t mapped_hash(uint32_t mapping, uint32_t names_start);
   static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start);
-  uint32_t mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* arena);
-  uint32_t unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* arena);
+  uint32_t mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* frame_names);
+  uint32_t unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* frame_names);
 
   // How a frame of the stack being added is answered (see on_raw_stack).
   enum class Answer : uint8_t { known, first, hashed };
@@ -130,10 +148,11 @@ class PerfDataCollector final : public FoldObserver {
   };
   std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
   std::unordered_map<const MapEntry*, uint32_t> map_ids_;
-  OpenTable<MappedSlot, MappedSlotPolicy> mapped_table_{4096};
-  OpenTable<LocSlot, LocSlotPolicy> unmapped_table_{1024};
+  // Huge pages: lookups at random places in tens of MB miss the TLB otherwise.
+  OpenTable<MappedSlot, MappedSlotPolicy, HugePageAllocator<MappedSlot>> mapped_table_{4096};
+  OpenTable<LocSlot, LocSlotPolicy, HugePageAllocator<LocSlot>> unmapped_table_{1024};
   std::vector<PendingLocation> pending_;
-  std::vector<Seen> seen_;
+  std::vector<Seen, HugePageAllocator<Seen>> seen_;
   std::vector<uint32_t> map_by_entry_id_;
   // Recent roots by their comm's address (the fold's root objects stay
   // put), pid and tid: a system-wide fold's raw stacks switch threads often,

@@ -499,6 +499,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   FoldStats& fs = fold_stats ? *fold_stats : local;
   auto t0 = std::chrono::steady_clock::now();
   FoldedProfile profile = fold_perf_data(path, fo, &fs);
+  c.flush_batch();
   if (stats) stats->fold_seconds = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
   PerfDataPprof p(path, fold_options, options, fs, profile, c);
