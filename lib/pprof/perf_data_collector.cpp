@@ -40,7 +40,7 @@ void PerfDataCollector::flush_batch() {
   // depends on the stacks after it. Room for every frame is made first, so
   // that no doubling moves slots between a probe and its fill.
   mapped_table_.reserve_for(mapped_table_.size() + count + 1, 3, 4);
-  unmapped_table_.reserve_for(unmapped_table_.size() + count + 1, 1, 2);
+  unmapped_table_.reserve_for(unmapped_table_.size() + count + 1, 3, 4);
   pending_.resize(count);
   for (size_t i = 0; i < count; ++i) {
     const RawStackFrame& f = batch_frames_[i];
@@ -98,7 +98,7 @@ uint32_t PerfDataCollector::resolve(size_t i) {
   if (s.owner == p.owner) return s.location;
   if (s.recent_owner == p.owner) return s.recent_location;
   if (!s.owner) {
-    uint32_t loc = new_location(f, p.mapping, names, false);
+    uint32_t loc = new_location(f, p.mapping, names);
     s.owner = p.owner;
     s.location = loc;
     return loc;
@@ -123,7 +123,7 @@ uint32_t PerfDataCollector::mapped_location(const RawStackFrame& f, uint32_t map
       hash, [&](const MappedSlot& s) { return s.mapping == mapping && s.names_start == f.names_start; });
   const MappedSlot& slot = mapped_table_.at(i);
   if (!MappedSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping, frame_names, true);
+  uint32_t id = new_location(f, mapping, frame_names);
   mapped_table_.fill(i, MappedSlot{mapping, f.names_start, id});
   return id;
 }
@@ -135,16 +135,14 @@ uint32_t PerfDataCollector::unmapped_location(const RawStackFrame& f, uint32_t m
   });
   const LocSlot& slot = unmapped_table_.at(i);
   if (!LocSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping, frame_names, true);
+  uint32_t id = new_location(f, mapping, frame_names);
   unmapped_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
   return id;
 }
 
-uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names,
-                                         bool hashed) {
+uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names) {
   uint32_t id = uint32_t(locations.size());
-  locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start, hashed,
-                                   f.return_address});
+  locations.push_back(LocationCopy{f.address, mapping, uint32_t(names.size()), f.name_count, f.return_address});
   names.insert(names.end(), frame_names, frame_names + f.name_count);
   return id;
 }

@@ -23,12 +23,10 @@ class PerfDataCollector final : public FoldObserver {
     std::string path, build_id;  // build_id raw bytes
     bool kernel = false;
   };
-  struct LocationCopy {
-    uint32_t mapping;  // index into mappings, or kNone
+  struct LocationCopy {  // 24 bytes: millions of them on a system-wide recording
     uint64_t address;
+    uint32_t mapping;  // index into mappings, or kNone
     uint32_t names_start, name_count;  // into names
-    uint32_t arena_start;  // the fold's names_start: which symbolisation
-    bool hashed;  // in the hash table (else in seen_)
     bool return_address;  // a caller's return address (its line is that of address - 1)
   };
   struct RawStack {
@@ -40,10 +38,10 @@ class PerfDataCollector final : public FoldObserver {
     int32_t pid, tid;
     FrameId frame;
   };
-  struct Weight {
-    uint32_t raw;
+  struct Weight {  // 32 bytes
     uint64_t samples;
     double value;
+    uint32_t raw;
     NodeId node;
     FrameId extra;  // the wall view's "[off-cpu: S]" leaf, or kNoFrame
   };
@@ -54,11 +52,11 @@ class PerfDataCollector final : public FoldObserver {
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
     flush_batch();
     if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
-    weights.push_back(Weight{index, samples, weight, node, FoldedProfile::kNoFrame});
+    weights.push_back(Weight{samples, weight, index, node, FoldedProfile::kNoFrame});
   }
   void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
     flush_batch();
-    off_weights.push_back(Weight{index, 0, double(nanoseconds), node, extra});
+    off_weights.push_back(Weight{0, double(nanoseconds), index, node, extra});
   }
 
   // Handles the raw stacks still held for a batch: call once the fold is done,
@@ -79,7 +77,7 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t root_index_slow(const RawStackRoot& r);
   uint32_t mapping_index(const RawStackFrame& f);
   uint32_t new_mapping(const MapEntry& e);
-  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names, bool hashed);
+  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names);
   uint32_t resolve(size_t batch_frame);
 
   // Raw stacks whose locations are found a batch at a time (flush_batch).
