@@ -63,13 +63,17 @@ class PerfDataCollector final : public FoldObserver {
   // before reading the fields below (on_samples and on_off_cpu do).
   void flush_batch();
 
+  // The big ones on huge pages: hundreds of MB on a large system-wide
+  // recording, faulted in 4 KiB at a time otherwise.
+  template <class T>
+  using BigVector = std::vector<T, HugePageAllocator<T>>;
   std::vector<MappingCopy> mappings;
-  std::vector<LocationCopy> locations;
-  std::vector<FrameId> names;
-  std::vector<uint32_t> stack_locs;
-  std::vector<RawStack> raws;
+  BigVector<LocationCopy> locations;
+  BigVector<FrameId> names;
+  BigVector<uint32_t> stack_locs;
+  BigVector<RawStack> raws;
   std::vector<Root> roots;
-  std::vector<Weight> weights, off_weights;
+  BigVector<Weight> weights, off_weights;
   uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
 
  private:

@@ -374,7 +374,7 @@ class PerfDataPprof {
   // a loop of independent loads (each a cache miss on a large profile, which
   // then overlap), and the location ids of the stack a few weights ahead are
   // prefetched.
-  void emit_all(const std::vector<PerfDataCollector::Weight>& weights, bool off) {
+  void emit_all(const PerfDataCollector::BigVector<PerfDataCollector::Weight>& weights, bool off) {
     label_keys_.resize(weights.size());
     for (size_t i = 0; i < weights.size(); ++i) label_keys_[i] = labels_->key(weights[i].node);
     constexpr size_t kAhead = 4;
