@@ -10,101 +10,149 @@ namespace fg {
 void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,
                                      size_t count, const FrameId* arena) {
   if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
-  RawStack& r = raws[index];
-  r.root = root_index(root);
-  r.locs_start = uint32_t(stack_locs.size());
-  r.locs_count = uint32_t(count);
+  raws[index].root = root_index(root);
+  // Kept for the batch (see flush_batch), with copies of their names: the
+  // fold's arena may move before the batch is done.
+  batch_.push_back(BatchStack{index, uint32_t(batch_frames_.size()), uint32_t(count)});
+  for (size_t i = 0; i < count; ++i) {
+    RawStackFrame f = frames[i];
+    batch_frames_.push_back(f);
+    batch_name_at_.push_back(uint32_t(batch_names_.size()));
+    batch_names_.insert(batch_names_.end(), arena + f.names_start, arena + f.names_start + f.name_count);
+  }
+  if (batch_.size() >= kBatchStacks || batch_frames_.size() >= kBatchFrames) flush_batch();
+}
+
+void PerfDataCollector::flush_batch() {
+  if (batch_.empty()) return;
+  const size_t count = batch_frames_.size();
   // A frame's names_start names the fold's frame-cache entry (one object
   // offset, kernel address or JIT address): with the same mapping it is the
   // same location. A vector indexed by it (`seen_`) holds the first location
-  // per entry: it answers most frames with one access, and says that a frame
-  // of an entry never seen is a new location, without a probe of the hash
-  // table (which misses the CPU caches). The rest (another process's mapping
-  // of the object, unmapped addresses) go to the hash table, prefetched per
-  // stack so that misses overlap. Room for every frame is made first, so
+  // per entry (and the one last found in a table): it answers most frames
+  // with one access, and says that a frame of an entry never seen is a new
+  // location, without a probe of a hash table. The rest (another process's
+  // mapping of the object, unmapped addresses) go to the hash tables. Both
+  // miss the CPU caches on a large recording: a batch of stacks is handled
+  // in passes (prefetch seen_, classify and prefetch the table slots,
+  // resolve) so that the misses overlap. The locations and mappings are
+  // numbered as if stack by stack, frame by frame: a frame's answer never
+  // depends on the stacks after it. Room for every frame is made first, so
   // that no doubling moves slots between a probe and its fill.
-  loc_table_.reserve_for(loc_table_.size() + count + 1, 1, 2);
+  mapped_table_.reserve_for(mapped_table_.size() + count + 1, 3, 4);
+  unmapped_table_.reserve_for(unmapped_table_.size() + count + 1, 3, 4);
   pending_.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    const RawStackFrame& f = frames[i];
+    const RawStackFrame& f = batch_frames_[i];
+    if (!f.kernel && !f.map) continue;
+    if (seen_.size() <= f.names_start)
+      seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone, kNone, nullptr});
+    __builtin_prefetch(&seen_[f.names_start]);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const RawStackFrame& f = batch_frames_[i];
     PendingLocation& p = pending_[i];
     p.owner = f.kernel ? kKernelOwner : f.map;
     if (p.owner) {
-      if (seen_.size() <= f.names_start) seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone});
       const Seen& s = seen_[f.names_start];
-      if (s.owner == p.owner) {
+      if (s.owner == p.owner || s.recent_owner == p.owner) {
         p.answer = Answer::known;
-        p.mapping = s.location;  // the answer
+        p.mapping = s.owner == p.owner ? s.location : s.recent_location;  // the answer
         continue;
       }
-      if (!s.owner) {
-        p.answer = Answer::first;
-        p.mapping = mapping_index(f);  // here, so that mappings are numbered in frame order
-        continue;
-      }
+      // Numbered here, so that mappings are numbered in frame order.
+      p.mapping = mapping_index(f);
+      // An entry still unseen may be seen by an earlier frame of the batch
+      // by the time this one is resolved: its slot is fetched too.
+      p.answer = s.owner ? Answer::hashed : Answer::first;
+      p.hash = mapped_hash(p.mapping, f.names_start);
+      mapped_table_.prefetch(p.hash);
+      continue;
     }
     p.mapping = mapping_index(f);
     p.answer = Answer::hashed;
     p.hash = loc_hash(p.mapping, f.address, f.names_start);
-    loc_table_.prefetch(p.hash);
+    unmapped_table_.prefetch(p.hash);
   }
-  for (size_t i = 0; i < count; ++i) {
-    const RawStackFrame& f = frames[i];
-    PendingLocation& p = pending_[i];
-    if (p.answer == Answer::known) {
-      stack_locs.push_back(p.mapping);
-      continue;
-    }
-    if (p.answer == Answer::first) {
-      // Seen since, earlier in this stack (a recursion)?
-      Seen& s = seen_[f.names_start];
-      if (s.owner == p.owner) {
-        stack_locs.push_back(s.location);
-        continue;
-      }
-      if (!s.owner) {
-        uint32_t loc = new_location(f, p.mapping, arena, false);
-        s = Seen{p.owner, loc};
-        stack_locs.push_back(loc);
-        continue;
-      }
-      p.hash = loc_hash(p.mapping, f.address, f.names_start);
-    }
-    stack_locs.push_back(hashed_location(f, p.mapping, p.hash, arena));
+  for (const BatchStack& b : batch_) {
+    RawStack& r = raws[b.index];
+    r.locs_start = uint32_t(stack_locs.size());
+    r.locs_count = b.count;
+    for (size_t i = b.frames_start; i < b.frames_start + b.count; ++i) stack_locs.push_back(resolve(i));
   }
+  batch_.clear();
+  batch_frames_.clear();
+  batch_name_at_.clear();
+  batch_names_.clear();
+}
+
+// The location of the batch's frame i, classified by flush_batch.
+uint32_t PerfDataCollector::resolve(size_t i) {
+  const RawStackFrame& f = batch_frames_[i];
+  PendingLocation& p = pending_[i];
+  if (p.answer == Answer::known) return p.mapping;
+  const FrameId* names = batch_names_.data() + batch_name_at_[i];
+  if (!p.owner) return unmapped_location(f, p.mapping, p.hash, names);
+  // Seen since, earlier in this batch?
+  Seen& s = seen_[f.names_start];
+  if (s.owner == p.owner) return s.location;
+  if (s.recent_owner == p.owner) return s.recent_location;
+  if (!s.owner) {
+    uint32_t loc = new_location(f, p.mapping, names);
+    s.owner = p.owner;
+    s.location = loc;
+    return loc;
+  }
+  const uint32_t loc = mapped_location(f, p.mapping, p.hash, names);
+  s.recent_owner = p.owner;
+  s.recent_location = loc;
+  return loc;
+}
+
+uint64_t PerfDataCollector::mapped_hash(uint32_t mapping, uint32_t names_start) {
+  return detail::mix64((uint64_t(mapping) << 32 | names_start) * 0x9e3779b97f4a7c15ull);
 }
 
 uint64_t PerfDataCollector::loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start) {
   return detail::hash_pair(address, (uint64_t(mapping) << 32) | names_start);
 }
 
-uint32_t PerfDataCollector::hashed_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
-                                            const FrameId* arena) {
-  size_t i = loc_table_.probe(hash, [&](const LocSlot& s) {
-    return s.address == f.address && s.mapping == mapping && s.arena_start == f.names_start;
-  });
-  const LocSlot& slot = loc_table_.at(i);
-  if (!LocSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping, arena, true);
-  loc_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
+uint32_t PerfDataCollector::mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
+                                            const FrameId* frame_names) {
+  size_t i = mapped_table_.probe(
+      hash, [&](const MappedSlot& s) { return s.mapping == mapping && s.names_start == f.names_start; });
+  const MappedSlot& slot = mapped_table_.at(i);
+  if (!MappedSlotPolicy::empty(slot)) return slot.id;
+  uint32_t id = new_location(f, mapping, frame_names);
+  mapped_table_.fill(i, MappedSlot{mapping, f.names_start, id});
   return id;
 }
 
-uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* arena, bool hashed) {
+uint32_t PerfDataCollector::unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
+                                              const FrameId* frame_names) {
+  size_t i = unmapped_table_.probe(hash, [&](const LocSlot& s) {
+    return s.address == f.address && s.mapping == mapping && s.arena_start == f.names_start;
+  });
+  const LocSlot& slot = unmapped_table_.at(i);
+  if (!LocSlotPolicy::empty(slot)) return slot.id;
+  uint32_t id = new_location(f, mapping, frame_names);
+  unmapped_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
+  return id;
+}
+
+uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names) {
   uint32_t id = uint32_t(locations.size());
-  locations.push_back(LocationCopy{mapping, f.address, uint32_t(names.size()), f.name_count, f.names_start, hashed,
-                                   f.return_address});
-  names.insert(names.end(), arena + f.names_start, arena + f.names_start + f.name_count);
+  locations.push_back(LocationCopy{f.address, mapping, uint32_t(names.size()), f.name_count, f.return_address});
+  names.insert(names.end(), frame_names, frame_names + f.name_count);
   return id;
 }
 
 uint32_t PerfDataCollector::root_index(const RawStackRoot& r) {
-  // The fold's root objects stay put: their comm's address names them.
-  if (r.comm.data() == last_root_comm_ && r.pid == last_root_pid_ && r.tid == last_root_tid_) return last_root_;
-  last_root_comm_ = r.comm.data();
-  last_root_pid_ = r.pid;
-  last_root_tid_ = r.tid;
-  return last_root_ = root_index_slow(r);
+  const uint64_t h = detail::hash_pair(uint64_t(uintptr_t(r.comm.data())), (uint64_t(uint32_t(r.pid)) << 32) | uint32_t(r.tid));
+  RecentRoot& e = recent_roots_[(h >> 32) & 255];
+  if (e.comm && e.comm == r.comm.data() && e.pid == r.pid && e.tid == r.tid) return e.root;
+  e = RecentRoot{r.comm.data(), r.pid, r.tid, root_index_slow(r)};
+  return e.root;
 }
 
 uint32_t PerfDataCollector::root_index_slow(const RawStackRoot& r) {

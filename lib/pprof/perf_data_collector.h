@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fold/fold_perf_data.h"
+#include "fold/huge_page_allocator.h"
 #include "folded/open_table.h"
 
 namespace fg {
@@ -22,12 +23,10 @@ class PerfDataCollector final : public FoldObserver {
     std::string path, build_id;  // build_id raw bytes
     bool kernel = false;
   };
-  struct LocationCopy {
-    uint32_t mapping;  // index into mappings, or kNone
+  struct LocationCopy {  // 24 bytes: millions of them on a system-wide recording
     uint64_t address;
+    uint32_t mapping;  // index into mappings, or kNone
     uint32_t names_start, name_count;  // into names
-    uint32_t arena_start;  // the fold's names_start: which symbolisation
-    bool hashed;  // in the hash table (else in seen_)
     bool return_address;  // a caller's return address (its line is that of address - 1)
   };
   struct RawStack {
@@ -39,10 +38,10 @@ class PerfDataCollector final : public FoldObserver {
     int32_t pid, tid;
     FrameId frame;
   };
-  struct Weight {
-    uint32_t raw;
+  struct Weight {  // 32 bytes
     uint64_t samples;
     double value;
+    uint32_t raw;
     NodeId node;
     FrameId extra;  // the wall view's "[off-cpu: S]" leaf, or kNoFrame
   };
@@ -51,20 +50,30 @@ class PerfDataCollector final : public FoldObserver {
   void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
                     const FrameId* arena) override;
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
+    flush_batch();
     if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
-    weights.push_back(Weight{index, samples, weight, node, FoldedProfile::kNoFrame});
+    weights.push_back(Weight{samples, weight, index, node, FoldedProfile::kNoFrame});
   }
   void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
-    off_weights.push_back(Weight{index, 0, double(nanoseconds), node, extra});
+    flush_batch();
+    off_weights.push_back(Weight{0, double(nanoseconds), index, node, extra});
   }
 
+  // Handles the raw stacks still held for a batch: call once the fold is done,
+  // before reading the fields below (on_samples and on_off_cpu do).
+  void flush_batch();
+
+  // The big ones on huge pages: hundreds of MB on a large system-wide
+  // recording, faulted in 4 KiB at a time otherwise.
+  template <class T>
+  using BigVector = std::vector<T, HugePageAllocator<T>>;
   std::vector<MappingCopy> mappings;
-  std::vector<LocationCopy> locations;
-  std::vector<FrameId> names;
-  std::vector<uint32_t> stack_locs;
-  std::vector<RawStack> raws;
+  BigVector<LocationCopy> locations;
+  BigVector<FrameId> names;
+  BigVector<uint32_t> stack_locs;
+  BigVector<RawStack> raws;
   std::vector<Root> roots;
-  std::vector<Weight> weights, off_weights;
+  BigVector<Weight> weights, off_weights;
   uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
 
  private:
@@ -72,11 +81,32 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t root_index_slow(const RawStackRoot& r);
   uint32_t mapping_index(const RawStackFrame& f);
   uint32_t new_mapping(const MapEntry& e);
-  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* arena, bool hashed);
+  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names);
+  uint32_t resolve(size_t batch_frame);
 
-  // The locations not answered by seen_, in fg::OpenTable: each slot holds
-  // its location's key (a std::unordered_map's node per location cost an
-  // allocation each, and a slot that only held the id a second cache miss).
+  // Raw stacks whose locations are found a batch at a time (flush_batch).
+  struct BatchStack {
+    uint32_t index, frames_start, count;
+  };
+  static constexpr size_t kBatchStacks = 32, kBatchFrames = 512;
+  std::vector<BatchStack> batch_;
+  std::vector<RawStackFrame> batch_frames_;
+  std::vector<uint32_t> batch_name_at_;  // per batch frame: its names in batch_names_
+  std::vector<FrameId> batch_names_;
+
+  // The locations not answered by seen_, in fg::OpenTable. A mapped frame's
+  // location is its (mapping, frame-cache entry): the entry is one object
+  // offset, so within one mapping it is one address (seen_ relies on the
+  // same). 12-byte slots: half the memory, and the misses, of a slot with
+  // the address. Unmapped frames (JIT code) keep the address in their key.
+  struct MappedSlot {
+    uint32_t mapping, names_start, id;
+  };
+  struct MappedSlotPolicy {
+    static bool empty(const MappedSlot& s) { return s.id == kNone; }
+    static MappedSlot empty_slot() { return MappedSlot{0, 0, kNone}; }
+    static uint64_t rehash(const MappedSlot& s) { return mapped_hash(s.mapping, s.names_start); }
+  };
   struct LocSlot {
     uint64_t address;
     uint32_t mapping, arena_start, id;
@@ -86,8 +116,10 @@ class PerfDataCollector final : public FoldObserver {
     static LocSlot empty_slot() { return LocSlot{0, 0, 0, kNone}; }
     static uint64_t rehash(const LocSlot& s) { return loc_hash(s.mapping, s.address, s.arena_start); }
   };
+  static uint64_t mapped_hash(uint32_t mapping, uint32_t names_start);
   static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start);
-  uint32_t hashed_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* arena);
+  uint32_t mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* frame_names);
+  uint32_t unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* frame_names);
 
   // How a frame of the stack being added is answered (see on_raw_stack).
   enum class Answer : uint8_t { known, first, hashed };
@@ -97,10 +129,14 @@ class PerfDataCollector final : public FoldObserver {
     Answer answer;
     uint64_t hash;          // when hashed
   };
-  // The first (mapping, location) seen per frame-cache entry.
+  // Per frame-cache entry: the first (mapping, location) seen, and the one
+  // last answered by a table (a system-wide recording has one object mapped
+  // by many processes; the same process's frames come in runs).
   struct Seen {
     const MapEntry* owner;
     uint32_t location;
+    uint32_t recent_location;
+    const MapEntry* recent_owner;
   };
   inline static const MapEntry* const kKernelOwner = reinterpret_cast<const MapEntry*>(uintptr_t(1));
 
@@ -114,13 +150,21 @@ class PerfDataCollector final : public FoldObserver {
   };
   std::unordered_map<RootKey, uint32_t, RootKeyHash> root_ids_;
   std::unordered_map<const MapEntry*, uint32_t> map_ids_;
-  OpenTable<LocSlot, LocSlotPolicy> loc_table_{4096};
+  // Huge pages: lookups at random places in tens of MB miss the TLB otherwise.
+  OpenTable<MappedSlot, MappedSlotPolicy, HugePageAllocator<MappedSlot>> mapped_table_{4096};
+  OpenTable<LocSlot, LocSlotPolicy, HugePageAllocator<LocSlot>> unmapped_table_{1024};
   std::vector<PendingLocation> pending_;
-  std::vector<Seen> seen_;
+  std::vector<Seen, HugePageAllocator<Seen>> seen_;
   std::vector<uint32_t> map_by_entry_id_;
-  const char* last_root_comm_ = nullptr;
-  int32_t last_root_pid_ = 0, last_root_tid_ = 0;
-  uint32_t last_root_ = 0;
+  // Recent roots by their comm's address (the fold's root objects stay
+  // put), pid and tid: a system-wide fold's raw stacks switch threads often,
+  // and root_ids_ hashes the comm's text.
+  struct RecentRoot {
+    const char* comm = nullptr;
+    int32_t pid = 0, tid = 0;
+    uint32_t root = 0;
+  };
+  RecentRoot recent_roots_[256];
   uint32_t kernel_mapping_ = kNone;
 };
 

@@ -180,7 +180,12 @@ std::vector<Fixture> perf_fixtures() {
           {testdata("fold/fp_static.data"), symfs + "--tid --inline"},
           {testdata("perf/fp.data"), ""},
           {testdata("perf/dwarf.data"), "--kernel"},
-          {testdata("perf/zstd.data"), ""}};
+          {testdata("perf/zstd.data"), ""},
+          // 12 processes mapping the same objects, 152 raw stacks: the
+          // collector's paths for another process's mapping of an object and
+          // several batches of raw stacks.
+          {testdata("pprof/multi_process.data"), "--symfs " + shell_quote(testdata("pprof/symfs")) + " "},
+          {testdata("pprof/multi_process.data"), "--tid --symfs " + shell_quote(testdata("pprof/symfs")) + " "}};
 }
 
 TEST(PprofCli, PerfDataToPprofToFoldedIsByteForByte) {

@@ -5,11 +5,20 @@
 #include <zlib.h>
 
 #include <vector>
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <protozero/pbf_message.hpp>
 
 #include "diagnostics/input_error.h"
 #include "pprof/pprof_builder.h"
 #include "pprof/pprof_export.h"
 #include "pprof/pprof_reader.h"
+#include "pprof/profile_fields.h"
 #include "folded_text.h"
 #include "test_support.h"
 
@@ -265,6 +274,107 @@ TEST(PprofExport, ObservedFoldIsTheSameFold) {
     FoldedProfile back;
     read_pprof_data(pb, c.file, back);
     EXPECT_EQ(folded_text(back), plain);
+  }
+}
+
+// Each sample's addresses, per pid, as the exporter wrote them: "PID ADDR..."
+// (hex, leaf first; the comm root's location, address 0, left out). Read
+// with protozero here rather than with `go tool pprof`, which merges a
+// file's mappings across processes and rebases their addresses.
+std::set<std::string> sample_addresses(std::string_view pb) {
+  namespace pf = pprof_fields;
+  std::vector<std::string> strings;
+  std::map<uint64_t, uint64_t> address_of;
+  std::vector<std::pair<std::vector<uint64_t>, std::map<int64_t, int64_t>>> samples;  // locations, num labels by key
+  protozero::pbf_message<pf::Profile> top(protozero::data_view(pb.data(), pb.size()));
+  while (top.next()) {
+    switch (top.tag()) {
+      case pf::Profile::string_table: strings.emplace_back(top.get_string()); break;
+      case pf::Profile::location: {
+        protozero::pbf_message<pf::Location> l(top.get_view());
+        uint64_t id = 0, address = 0;
+        while (l.next()) {
+          if (l.tag() == pf::Location::id) id = l.get_uint64();
+          else if (l.tag() == pf::Location::address) address = l.get_uint64();
+          else l.skip();
+        }
+        address_of[id] = address;
+        break;
+      }
+      case pf::Profile::sample: {
+        protozero::pbf_message<pf::Sample> sm(top.get_view());
+        samples.emplace_back();
+        while (sm.next()) {
+          if (sm.tag() == pf::Sample::location_id) {
+            for (uint64_t id : sm.get_packed_uint64()) samples.back().first.push_back(id);
+          } else if (sm.tag() == pf::Sample::label) {
+            protozero::pbf_message<pf::Label> lb(sm.get_view());
+            int64_t key = 0, num = 0;
+            while (lb.next()) {
+              if (lb.tag() == pf::Label::key) key = lb.get_int64();
+              else if (lb.tag() == pf::Label::num) num = lb.get_int64();
+              else lb.skip();
+            }
+            samples.back().second[key] = num;
+          } else {
+            sm.skip();
+          }
+        }
+        break;
+      }
+      default: top.skip();
+    }
+  }
+  int64_t pid_key = -1;
+  for (size_t i = 0; i < strings.size(); ++i)
+    if (strings[i] == "pid") pid_key = int64_t(i);
+  std::set<std::string> out;
+  for (const auto& [locs, labels] : samples) {
+    std::ostringstream line;
+    line << (labels.count(pid_key) ? labels.at(pid_key) : -1);
+    for (uint64_t id : locs)
+      if (address_of.at(id)) line << " 0x" << std::hex << address_of.at(id) << std::dec;
+    out.insert(line.str());
+  }
+  return out;
+}
+
+// 12 processes mapping the same objects at different addresses: every
+// frame's location must carry its own process's address (the collector
+// shares a location between frames of one object offset only within one
+// mapping), as perf recorded them (multi_process.stacks, from perf script -D).
+TEST(PprofExport, LocationsKeepEachProcesssAddresses) {
+  FoldOptions fo;
+  fo.symbols.symfs = test::testdata("pprof/symfs");
+  for (bool source_lines : {true, false}) {
+    PprofExportOptions eo;
+    eo.gzip = false;
+    eo.source_lines = source_lines;
+    std::string pb = pprof_from_perf_data(test::testdata("pprof/multi_process.data"), fo, eo, nullptr, nullptr, nullptr);
+    std::set<std::string> expected;
+    std::ifstream in(test::testdata("pprof/multi_process.stacks"));
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) expected.insert(line);
+    ASSERT_GT(expected.size(), 100u);
+    // The fold ends a stack at its first caller outside any mapping (one
+    // "[unknown]"), so a written stack is a prefix of the recorded one.
+    std::set<std::string> got = sample_addresses(pb);
+    auto starts_with = [](const std::string& recorded, const std::string& written) {
+      return recorded.compare(0, written.size(), written) == 0 &&
+             (recorded.size() == written.size() || recorded[written.size()] == ' ');
+    };
+    std::vector<std::string> missing, extra;
+    for (const std::string& e : expected)
+      if (std::none_of(got.begin(), got.end(), [&](const std::string& g) { return starts_with(e, g); }))
+        missing.push_back(e);
+    for (const std::string& g : got) {
+      if (g.find(' ') == std::string::npos ||
+          std::none_of(expected.begin(), expected.end(), [&](const std::string& e) { return starts_with(e, g); }))
+        extra.push_back(g);
+    }
+    EXPECT_TRUE(missing.empty() && extra.empty())
+        << missing.size() << " recorded stacks not written (first: " << (missing.empty() ? "" : missing[0]) << "), "
+        << extra.size() << " written stacks not recorded (first: " << (extra.empty() ? "" : extra[0]) << ")";
   }
 }
 
