@@ -28,8 +28,10 @@ pkgs=(g++ cmake ninja-build make pkg-config python3 git
 # OpenBLAS so fp32 Linear/addmm runs on it, as in the recordings the categories describe.
 [ $want_demo = 1 ] && pkgs+=(libtorch-dev libopenblas0-pthread)
 [ $want_fuzz = 1 ] && pkgs+=(clang-14 libclang-rt-14-dev)
-# Test-only: `go tool pprof` reads every pprof fgtool writes (tests/pprof).
-[ $want_tests = 1 ] && pkgs+=(golang-go)
+# Test-only: `go tool pprof` reads every pprof fgtool writes (tests/pprof);
+# libc6-dbg because the fixture goldens name libc's local functions
+# (__libc_start_call_main, handle_amd), which only its debug symbols hold.
+[ $want_tests = 1 ] && pkgs+=(golang-go libc6-dbg)
 # bench/busy_machine.sh renders SVGs in headless Chromium and runs Node (JIT code) as load.
 if [ $want_bench = 1 ]; then
   pkgs+=(chromium)
