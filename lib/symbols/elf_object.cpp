@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -102,17 +103,36 @@ bool better_symbol(const ElfSymbol& a, const ElfSymbol& b) {
 // files MAP_PRIVATE (ELF_C_READ_MMAP_PRIVATE) and writes into the mapping
 // only when it relocates an ET_REL file, which is never opened here (load()
 // accepts ET_EXEC and ET_DYN only); MADV_DONTNEED then drops clean pages
-// that read back the same. An Elf that is not such a mapping (an image
-// libdwfl decompressed or read into the heap, e.g. .gnu_debugdata) is left
-// alone: its start is not page-aligned, or MADV_WILLNEED on its first and
-// last page fails with EBADF (not a file mapping).
+// that read back the same. On anonymous memory it would zero them, so an Elf
+// that is not such a mapping (an image libdwfl decompressed or read into the
+// heap, e.g. .gnu_debugdata) is left alone: /proc/self/maps must show one
+// file-backed mapping (non-zero inode) holding the whole image. (libelf maps
+// it writable, MAP_PRIVATE, so the permissions say nothing.)
+// (MADV_WILLNEED cannot tell: with CONFIG_SWAP it succeeds on anonymous memory.)
+bool whole_file_mapping(uintptr_t start, uintptr_t end) {
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (!maps) return false;
+  bool found = false;
+  char line[512];
+  while (std::fgets(line, sizeof line, maps)) {
+    unsigned long lo = 0, hi = 0, inode = 0;
+    char perms[8] = {0};
+    // "lo-hi perms offset dev inode path"
+    if (std::sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms, &inode) != 4) continue;
+    if (start < lo || start >= hi) continue;
+    found = end <= hi && inode != 0;
+    break;
+  }
+  std::fclose(maps);
+  return found;
+}
+
 void release_mapped_pages(Elf* elf) {
   size_t size = 0;
   char* raw = elf ? elf_rawfile(elf, &size) : nullptr;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   if (!raw || size < 16 * page || uintptr_t(raw) % page != 0) return;
-  char* last = raw + ((size - 1) & ~(page - 1));
-  if (madvise(raw, page, MADV_WILLNEED) != 0 || madvise(last, page, MADV_WILLNEED) != 0) return;
+  if (!whole_file_mapping(uintptr_t(raw), uintptr_t(raw) + size)) return;
   madvise(raw, (size + page - 1) & ~(page - 1), MADV_DONTNEED);
 }
 
