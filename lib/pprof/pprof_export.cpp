@@ -13,6 +13,7 @@
 #include "pprof/perf_wall_clock.h"
 #include "pprof/pprof_builder.h"
 #include "pprof/source_lines.h"
+#include "symbols/elf_object.h"
 
 namespace fg {
 
@@ -28,16 +29,6 @@ std::pair<std::string, std::string> value_type_for_units(const std::string& unit
   if (units == "samples") return {"samples", "count"};
   if (units == "events") return {"events", "count"};
   return {units.empty() ? "value" : units, units.empty() ? "count" : units};
-}
-
-std::string hex(std::string_view bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
 }
 
 // The labels every sample of a stack ending at `node` gets.
@@ -275,7 +266,7 @@ class PerfDataPprof {
         auto it = feature_ids.find(m.path);
         if (it != feature_ids.end()) bid = it->second;
       }
-      pm.build_id = hex(bid);
+      pm.build_id = build_id_hex(bid);
       if (m.kernel) {
         pm.memory_start = c_.kernel_min;
         pm.memory_limit = c_.kernel_max + 1;

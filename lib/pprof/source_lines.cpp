@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "symbols/elf_object.h"
+
 namespace fg {
 
 namespace {
@@ -34,16 +36,6 @@ int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf
   }
   return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
                                       debuginfo_file_name);
-}
-
-std::string hex_of(std::string_view bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
 }
 
 int64_t udata(Dwarf_Die* die, unsigned name) {
@@ -245,7 +237,7 @@ SourceLines::~SourceLines() = default;
 uint32_t SourceLines::object(std::string_view path, std::string_view build_id) {
   std::string key(path);
   key += '\0';
-  key += hex_of(build_id);
+  key += build_id_hex(build_id);
   auto h = handles_.find(key);
   if (h != handles_.end()) return h->second;
   uint32_t handle = kNoObject;

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "pprof_cli_support.h"
 #include "test_support.h"
 
 namespace fg {
@@ -22,13 +23,8 @@ using test::run_shell;
 using test::shell_quote;
 using test::testdata;
 
-std::string fg_cmd(const std::string& args) { return shell_quote(fgtool_bin()) + " " + args; }
-
-std::string run_ok(const std::string& cmd) {
-  test::CommandResult r = run_shell(cmd);
-  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
-  return r.out;
-}
+using pprof_test::fg_cmd;
+using pprof_test::run_ok;
 
 // Empty when `go tool pprof` runs here, else why not.
 const std::string& go_missing() {

@@ -23,6 +23,7 @@
 #include "pprof/pprof_gzip.h"
 #include "pprof/pprof_reader.h"
 #include "pprof/profile_fields.h"
+#include "pprof_cli_support.h"
 #include "test_support.h"
 
 namespace fg {
@@ -35,13 +36,8 @@ using test::run_shell;
 using test::shell_quote;
 using test::testdata;
 
-std::string fg_cmd(const std::string& args) { return shell_quote(fgtool_bin()) + " " + args; }
-
-std::string run_ok(const std::string& cmd) {
-  test::CommandResult r = run_shell(cmd);
-  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
-  return r.out;
-}
+using pprof_test::fg_cmd;
+using pprof_test::run_ok;
 
 // The parts of a Profile message these tests look at, decoded here with
 // protozero (independently of fgtool's reader, which folds and drops them).
