@@ -116,9 +116,8 @@ bool whole_file_mapping(uintptr_t start, uintptr_t end) {
   char line[512];
   while (std::fgets(line, sizeof line, maps)) {
     unsigned long lo = 0, hi = 0, inode = 0;
-    char perms[8] = {0};
     // "lo-hi perms offset dev inode path"
-    if (std::sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms, &inode) != 4) continue;
+    if (std::sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &inode) != 3) continue;
     if (start < lo || start >= hi) continue;
     found = end <= hi && inode != 0;
     break;
