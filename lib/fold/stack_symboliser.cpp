@@ -1,5 +1,6 @@
 #include "fold/stack_symboliser.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "fold/sample_selection.h"
@@ -37,44 +38,134 @@ StackSymboliser::StackSymboliser(const FoldOptions& options, const PerfFileInfo&
 
 void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t pid, const ProcessMaps* proc) {
   const StackKeyView key(key_words);
-  const size_t n = key.size();
   ThreadRoot* root = const_cast<ThreadRoot*>(static_cast<const ThreadRoot*>(key.root()));
   if (root->frame == FoldedProfile::kNoFrame) root->frame = out_.intern(root->name);
-  size_t used = n;
+  NodeId node;
+  if (options_.observer) {
+    bool cut = false;
+    size_t used = frame_keys(key, 0, key.size(), pid, proc, &cut);
+    node = observe_stack(idx, root, used, pid, out_.child(0, root->frame));
+  } else {
+    node = symbolise_with_memo(key_words, root, pid, proc);
+  }
+  if (stack_nodes_.size() <= idx) stack_nodes_.resize(idx + 1);
+  stack_nodes_[idx] = node;
+}
+
+// Fills frames_[begin, end) (leaf first) with each address's cache key,
+// prefetching its slot: the frame cache is too big for the CPU caches, and
+// this way the misses of one stack's frames overlap. Returns how many
+// frames are kept: past a cut (*cut set) the root side is dropped.
+// A caller address in no executable mapping ends the walk: past it a
+// frame-pointer chain (through code built without frame pointers) yields
+// garbage, perf script prints each as "[unknown]", and a stack of dozens of
+// them hides the real ones. One "[unknown]" marks the cut (also where DWARF
+// unwinding was cut short, see kCutShortMarker). The leaf-most user address
+// may be unmapped JIT code: its callers count.
+size_t StackSymboliser::frame_keys(const StackKeyView& key, size_t begin, size_t end, int32_t pid,
+                                   const ProcessMaps* proc, bool* cut) {
+  *cut = false;
+  if (frames_.size() < end) frames_.resize(end);
   bool user_seen = false;
-  // First every frame's cache key, prefetching its slot, then the lookups:
-  // the frame cache is too big for the CPU caches, and this way the misses
-  // of one stack's frames overlap.
-  if (frames_.size() < n) frames_.resize(n);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     StackFrame& fr = frames_[i];
     fr.address = key[i];
     fr.key = frame_key(fr.address, pid, proc, &fr.map);
     fr.hash = detail::hash_pair(fr.key.a, fr.key.b);
     frame_cache_.prefetch(fr.hash);
-    // A caller address in no executable mapping ends the walk: past it a
-    // frame-pointer chain (through code built without frame pointers)
-    // yields garbage, perf script prints each as "[unknown]", and a stack
-    // of dozens of them hides the real ones. One "[unknown]" marks the cut
-    // (also where DWARF unwinding was cut short, see kCutShortMarker).
-    // The leaf-most user address may be unmapped JIT code: its callers count.
     if (!fr.address.kernel) {
       if (!fr.map && user_seen) {
-        used = i + 1;
-        break;
+        *cut = true;
+        return i + 1;
       }
       user_seen = true;
     }
   }
-  // Root first: the addresses are leaf first.
-  NodeId node = out_.child(0, root->frame);
-  if (options_.observer) {
-    node = observe_stack(idx, root, used, pid, node);
-  } else {
-    for (size_t i = used; i-- > 0;) node = append_frames(frames_[i], pid, node);
+  return end;
+}
+
+// Of the kMemoWays memos of the key's root and process, the one sharing the
+// most callers with the key (*reused: how many); if none shares any, the
+// least recently used of the set, emptied for the key.
+StackSymboliser::PathMemo& StackSymboliser::best_memo(const uint64_t* key_words, size_t* reused) {
+  if (!memos_) {
+    memos_ = std::make_unique<PathMemo[]>(kMemoSets * kMemoWays);
+    for (size_t i = 0; i < kMemoSets * kMemoWays; ++i) memos_[i].entries = std::make_unique<MemoEntry[]>(kMemoDepth);
   }
-  if (stack_nodes_.size() <= idx) stack_nodes_.resize(idx + 1);
-  stack_nodes_[idx] = node;
+  const StackKeyView key(key_words);
+  const size_t n = key.size();
+  const void* root = key.root();
+  PathMemo* set = &memos_[(detail::hash_pair(key_words[1], key_words[2]) % kMemoSets) * kMemoWays];
+  PathMemo* best = nullptr;
+  PathMemo* oldest = set;
+  size_t best_len = 0;
+  for (size_t w = 0; w < kMemoWays; ++w) {
+    PathMemo& m = set[w];
+    if (m.last_used < oldest->last_used) oldest = &m;
+    if (m.root != root || m.generation != key_words[2] || m.kernel_generation != key_words[3]) continue;
+    const size_t limit = std::min<size_t>(m.depth, n);
+    size_t len = 0;
+    for (; len < limit; ++len) {
+      const StackAddress a = key[n - 1 - len];
+      const MemoEntry& e = m.entries[len];
+      if (e.address != a.address || e.flags != ((a.kernel ? 2u : 0u) | (a.return_address ? 1u : 0u))) break;
+    }
+    if (len > best_len) {
+      best_len = len;
+      best = &m;
+    }
+  }
+  if (!best) {
+    best = oldest;
+    best->root = root;
+    best->generation = key_words[2];
+    best->kernel_generation = key_words[3];
+    best->depth = 0;
+  }
+  best->last_used = ++memo_clock_;
+  *reused = best_len;
+  return *best;
+}
+
+// symbolise without an observer: the callers this stack shares with a
+// recent one symbolised under its root in its process come from a memo (the
+// same addresses in the same maps name the same frames), the rest frame by
+// frame; the memo then holds this stack.
+NodeId StackSymboliser::symbolise_with_memo(const uint64_t* key_words, const void* root_ptr, int32_t pid,
+                                            const ProcessMaps* proc) {
+  const StackKeyView key(key_words);
+  const size_t n = key.size();
+  size_t reused = 0;
+  PathMemo& memo = best_memo(key_words, &reused);
+  // Every memo address is kernel or mapped, so a cut can only fall among
+  // the others; a cut drops the root side, memo included.
+  bool cut = false;
+  size_t used = frame_keys(key, 0, n - reused, pid, proc, &cut);
+  if (cut) reused = 0;
+  else used = n;
+  NodeId node;
+  if (reused) {
+    node = memo.entries[reused - 1].node;
+    stats_.frames += reused;
+    for (size_t j = 0; j < reused; ++j) stats_.kernel_frames += (memo.entries[j].flags >> 1) & 1;
+  } else {
+    node = out_.child(0, static_cast<const ThreadRoot*>(root_ptr)->frame);
+  }
+  // Frames [0, used - reused) remain, root side first; the memo keeps the
+  // prefix of kernel or mapped addresses.
+  size_t depth = reused;
+  bool memo_open = true;
+  for (size_t i = used - reused; i-- > 0;) {
+    const StackFrame& f = frames_[i];
+    node = append_frames(f, pid, node);
+    memo_open = memo_open && depth < kMemoDepth && (f.address.kernel || f.map);
+    if (memo_open) {
+      memo.entries[depth++] =
+          MemoEntry{f.address.address, node, (f.address.kernel ? 2u : 0u) | (f.address.return_address ? 1u : 0u)};
+    }
+  }
+  memo.depth = uint32_t(depth);
+  return node;
 }
 
 // symbolise's loop when an observer watches: the same frames, and what each

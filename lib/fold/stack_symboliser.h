@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -75,6 +76,30 @@ class StackSymboliser {
     const MapEntry* map;
   };
 
+  // A recent stack symbolised under a root in one process (map generation),
+  // root frame first: its addresses and the node each ends at. New raw
+  // stacks of a thread mostly differ near the leaf; the callers they share
+  // with a memo are taken from it instead of being named and looked up in
+  // the tree frame by frame (busy.data: 49% of the frames, fold 2.07 ->
+  // 1.5 s). Memos are sets of kMemoWays per (root, process), 2 MB in all.
+  struct MemoEntry {
+    uint64_t address;
+    NodeId node;     // where the path ends after this address's frames
+    uint32_t flags;  // bit 0 return address, bit 1 kernel
+  };
+  struct PathMemo {
+    const void* root = nullptr;
+    uint64_t generation = 0, kernel_generation = 0;
+    uint32_t depth = 0;  // entries in use; only addresses that are kernel or mapped
+    uint64_t last_used = 0;
+    std::unique_ptr<MemoEntry[]> entries;
+  };
+  static constexpr size_t kMemoSets = 256, kMemoWays = 4, kMemoDepth = 128;
+  PathMemo& best_memo(const uint64_t* key_words, size_t* reused);
+  NodeId symbolise_with_memo(const uint64_t* key_words, const void* root, int32_t pid, const ProcessMaps* proc);
+
+  size_t frame_keys(const StackKeyView& key, size_t begin, size_t end, int32_t pid, const ProcessMaps* proc,
+                    bool* cut);
   NodeId observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, NodeId node);
   NodeId append_frames(const StackFrame& f, int32_t pid, NodeId node, FrameSpan* span_out = nullptr);
   FrameKey frame_key(const StackAddress& a, int32_t pid, const ProcessMaps* proc, const MapEntry** map_out);
@@ -100,6 +125,8 @@ class StackSymboliser {
   std::vector<StackFrame> frames_;
   std::vector<RawStackFrame> observed_;
   std::vector<SymbolizedFrame> resolved_;
+  std::unique_ptr<PathMemo[]> memos_;  // kMemoWays-way sets by (root, generation)
+  uint64_t memo_clock_ = 0;
 };
 
 }  // namespace fg

@@ -157,6 +157,53 @@ TEST_F(SymboliserFixture, ASymbolisingThreadBuildsTheSameProfile) {
   EXPECT_NE(inline_text.find("prog;[kernel.kallsyms];main;[perf-100.map] "), std::string::npos) << inline_text;
 }
 
+// Callers shared with an earlier stack of the root come from its memo: the
+// result must be what naming every frame gives.
+TEST_F(SymboliserFixture, SharedCallersFromTheMemoFoldAsEveryFrameNamed) {
+  const StackAddress leaf{main_address + 4, false, false};
+  const StackAddress caller{main_address + 8, false, true};
+  const StackAddress outer{main_address + 12, false, true};
+  const StackAddress unmapped{0x1000, false, true};
+  // b shares a's two outer callers; its unmapped caller right below them
+  // cuts the walk there, dropping the shared part too.
+  std::vector<StackAddress> a = {leaf, caller, outer};
+  std::vector<StackAddress> b = {leaf, unmapped, caller, outer};
+  EXPECT_EQ(fold({a, b}), "prog;[unknown];main 1\nprog;main;main;main 1\n");
+  EXPECT_EQ(stats.frames, 5u);
+  EXPECT_EQ(fold({b}), "prog;[unknown];main 1\n");
+  // Kernel frames on top of shared user callers, and a stack that is all
+  // memo; the frame counts are those of every frame named.
+  const StackAddress kernel{0xffffffff81000010, true, false};
+  std::vector<StackAddress> c = {kernel, leaf, caller, outer};
+  std::vector<StackAddress> d = {caller, outer};
+  EXPECT_EQ(fold({a, c, d, c}), "prog;main;main 1\nprog;main;main;main 1\nprog;main;main;main;[kernel.kallsyms] 2\n");
+  EXPECT_EQ(stats.frames, 13u);
+  EXPECT_EQ(stats.kernel_frames, 2u);
+}
+
+// The memo belongs to one map generation: after the maps change, the same
+// addresses are named by the new maps.
+TEST_F(SymboliserFixture, TheMemoIsForgottenWhenTheMapsChange) {
+  ProcessTable t;
+  fill(t);
+  StackSymboliser sym(options, info);
+  ThreadRoot root;
+  root.name = "prog";
+  const std::vector<StackAddress> stack = {{main_address + 4, false, false}, {kJitStart + 0x10, false, true}};
+  std::vector<uint64_t> before = key(t, &root, stack);
+  sym.symbolise(0, before.data(), kPid, t.process(kPid));
+  // The JIT region becomes the binary's text (file offset 0x1000).
+  t.add_mmap(kPid, kJitStart, 0x9f000, 0x1000, kBinary, true);
+  std::vector<uint64_t> after = key(t, &root, stack);
+  ASSERT_NE(before[2], after[2]);
+  sym.symbolise(1, after.data(), kPid, t.process(kPid));
+  sym.profile().add_self(sym.node_of(0), 1);
+  sym.profile().add_self(sym.node_of(1), 1);
+  const std::string text = test::folded_text(sym.profile());
+  EXPECT_NE(text.find("prog;[perf-100.map];main 1\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("[perf-100.map]", text.find('\n')), std::string::npos) << text;
+}
+
 TEST_F(SymboliserFixture, ElfPathForMapsFindsTheSymfsCopy) {
   StackSymboliser sym(options, info);
   const MapEntry* text = table.process(kPid)->find(main_address);
