@@ -206,16 +206,12 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     }
   }
 
-  // Before the process table changes pid's process. The symbolising thread
-  // reads no part of the table but the maps of the processes its stacks come
-  // from (ProcessMaps and MapEntry objects, which stay where they are), so it
-  // has to finish only when this process has stacks waiting: draining at
-  // every mmap, comm, fork and exit cost a fifth of the fold's time.
-  void before_table_change(int32_t pid) {
-    flush_samples();
-    if (!symbolising_) return;
-    if (symbolising_->reads(table_.process(pid))) drain_symbolising_thread();
-  }
+  // Before the process table changes pid's process: the samples waiting in
+  // the prefetch ring must see the table as it was. The symbolising thread
+  // need not finish: each queued stack holds a snapshot of its process's
+  // map list (draining at every mmap, comm, fork and exit of a process with
+  // queued stacks cost busy.data 31 k waits and made the thread not pay).
+  void before_table_change(int32_t) { flush_samples(); }
 
   // Unwind only what this view folds: switch samples for off-CPU, the others for on-CPU.
   bool wants_unwinding(const Sample& s) const {
@@ -341,14 +337,15 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   }
 
   // The symbolising thread pays only while the folding thread seldom waits
-  // for it. On a busy machine's recording processes map and fork all the
-  // time while their stacks are queued: busy.data (bench/README.md) drained
-  // once per 48 new stacks, 31 k waits, and two threads took 0.5 s more CPU
-  // and more wall time than one. A new stack costs well under a
-  // microsecond to symbolise once its frames are cached, a wait two context
-  // switches, so after a window of new stacks (FoldOptions::
-  // symbolising_window, 64 K) with more than one wait per kMinStacksPerDrain
-  // the rest of the fold symbolises inline (same order, same output).
+  // for it. It waited before every table change of a process with queued
+  // stacks until stacks carried map snapshots (busy.data, bench/README.md:
+  // 31 k waits, slower than one thread); now it waits only at KSYMBOL
+  // records and when the raw-stack table forgets its keys. A new stack costs
+  // well under a microsecond to symbolise once its frames are cached, a
+  // wait two context switches, so after a window of new stacks
+  // (FoldOptions::symbolising_window, 64 K) with more than one wait per
+  // kMinStacksPerDrain the rest of the fold symbolises inline (same order,
+  // same output): a guard against recordings full of KSYMBOL records.
   static constexpr uint64_t kMinStacksPerDrain = 128;
   void keep_symbolising_thread_or_not() {
     if (window_drains_ * kMinStacksPerDrain > window_stacks_) {

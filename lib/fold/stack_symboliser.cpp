@@ -36,17 +36,17 @@ StackSymboliser::StackSymboliser(const FoldOptions& options, const PerfFileInfo&
   symbols_.keep_answers(false);
 }
 
-void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t pid, const ProcessMaps* proc) {
+void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t pid, MapsView maps) {
   const StackKeyView key(key_words);
   ThreadRoot* root = const_cast<ThreadRoot*>(static_cast<const ThreadRoot*>(key.root()));
   if (root->frame == FoldedProfile::kNoFrame) root->frame = out_.intern(root->name);
   NodeId node;
   if (options_.observer) {
     bool cut = false;
-    size_t used = frame_keys(key, 0, key.size(), pid, proc, &cut);
+    size_t used = frame_keys(key, 0, key.size(), pid, maps, &cut);
     node = observe_stack(idx, root, used, pid, out_.child(0, root->frame));
   } else {
-    node = symbolise_with_memo(key_words, root, pid, proc);
+    node = symbolise_with_memo(key_words, root, pid, maps);
   }
   if (stack_nodes_.size() <= idx) stack_nodes_.resize(idx + 1);
   stack_nodes_[idx] = node;
@@ -63,14 +63,14 @@ void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t
 // unwinding was cut short, see kCutShortMarker). The leaf-most user address
 // may be unmapped JIT code: its callers count.
 size_t StackSymboliser::frame_keys(const StackKeyView& key, size_t begin, size_t end, int32_t pid,
-                                   const ProcessMaps* proc, bool* cut) {
+                                   MapsView& maps, bool* cut) {
   *cut = false;
   if (frames_.size() < end) frames_.resize(end);
   bool user_seen = false;
   for (size_t i = begin; i < end; ++i) {
     StackFrame& fr = frames_[i];
     fr.address = key[i];
-    fr.key = frame_key(fr.address, pid, proc, &fr.map);
+    fr.key = frame_key(fr.address, pid, maps, &fr.map);
     fr.hash = detail::hash_pair(fr.key.a, fr.key.b);
     frame_cache_.prefetch(fr.hash);
     if (!fr.address.kernel) {
@@ -132,7 +132,7 @@ StackSymboliser::PathMemo& StackSymboliser::best_memo(const uint64_t* key_words,
 // same addresses in the same maps name the same frames), the rest frame by
 // frame; the memo then holds this stack.
 NodeId StackSymboliser::symbolise_with_memo(const uint64_t* key_words, const void* root_ptr, int32_t pid,
-                                            const ProcessMaps* proc) {
+                                            MapsView& maps) {
   const StackKeyView key(key_words);
   const size_t n = key.size();
   size_t reused = 0;
@@ -140,7 +140,7 @@ NodeId StackSymboliser::symbolise_with_memo(const uint64_t* key_words, const voi
   // Every memo address is kernel or mapped, so a cut can only fall among
   // the others; a cut drops the root side, memo included.
   bool cut = false;
-  size_t used = frame_keys(key, 0, n - reused, pid, proc, &cut);
+  size_t used = frame_keys(key, 0, n - reused, pid, maps, &cut);
   if (cut) reused = 0;
   else used = n;
   NodeId node;
@@ -215,14 +215,14 @@ NodeId StackSymboliser::append_frames(const StackFrame& f, int32_t pid, NodeId n
 
 // The frame cache's key for an address: the kernel address, the object and
 // file offset, or the JIT process and address. *map_out gets the map.
-StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int32_t pid, const ProcessMaps* proc,
+StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int32_t pid, MapsView& maps,
                                                      const MapEntry** map_out) {
   FrameKey key;
   const MapEntry* map = nullptr;
   if (a.kernel) {
     key = FrameKey{(uint64_t(FrameKind::kernel) << 60) | (a.return_address ? 1 : 0), a.address};
   } else {
-    map = proc ? proc->find(a.address) : nullptr;
+    map = maps.find(a.address);
     if (!map) {
       key = FrameKey{uint64_t(FrameKind::unknown) << 60, 0};
     } else if (has_object(*map)) {
@@ -242,12 +242,14 @@ StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int3
 // under elf_path_mutex_ by the unwinders (which never run alongside a
 // symbolising thread: a fold has DWARF unwinding or a symbolising thread).
 uint64_t StackSymboliser::object_of(const MapEntry& m) {
-  if (m.object_slot == MapEntry::kNoObject) {
+  uint64_t slot = m.object_slot.get();
+  if (slot == MapEntry::kNoObject) {
     std::string_view bid(reinterpret_cast<const char*>(m.build_id.data()), m.build_id_size);
     if (bid.empty()) bid = build_id_from_feature(m.path);
-    m.object_slot = symbols_.object(ObjectKey{m.path, bid});
+    slot = symbols_.object(ObjectKey{m.path, bid});
+    m.object_slot.set(slot);
   }
-  return m.object_slot;
+  return slot;
 }
 
 // The BUILD_ID feature's id for a path (the feature lists only some DSOs).

@@ -35,10 +35,14 @@ class StackSymboliser {
   StackSymboliser& operator=(const StackSymboliser&) = delete;
 
   // Folds raw stack idx (a StackKeyBuilder key whose root is a ThreadRoot*)
-  // into the profile; node_of(idx) is then where its path ends. `proc` is
-  // the process the key's user addresses belong to, as the process table
-  // has it now (nullptr for kernel-only keys).
-  void symbolise(uint32_t idx, const uint64_t* key, int32_t pid, const ProcessMaps* proc);
+  // into the profile; node_of(idx) is then where its path ends. `maps`: the
+  // map list of the process the key's user addresses belong to, as it was
+  // when the key was made (empty for kernel-only keys).
+  void symbolise(uint32_t idx, const uint64_t* key, int32_t pid, MapsView maps);
+  // The same with the process as the table has it now (nullptr: none).
+  void symbolise(uint32_t idx, const uint64_t* key, int32_t pid, const ProcessMaps* proc) {
+    symbolise(idx, key, pid, proc ? proc->view() : MapsView());
+  }
   NodeId node_of(uint32_t idx) const { return stack_nodes_[idx]; }
 
   FoldedProfile& profile() { return out_; }
@@ -96,13 +100,13 @@ class StackSymboliser {
   };
   static constexpr size_t kMemoSets = 256, kMemoWays = 4, kMemoDepth = 128;
   PathMemo& best_memo(const uint64_t* key_words, size_t* reused);
-  NodeId symbolise_with_memo(const uint64_t* key_words, const void* root, int32_t pid, const ProcessMaps* proc);
+  NodeId symbolise_with_memo(const uint64_t* key_words, const void* root, int32_t pid, MapsView& maps);
 
-  size_t frame_keys(const StackKeyView& key, size_t begin, size_t end, int32_t pid, const ProcessMaps* proc,
+  size_t frame_keys(const StackKeyView& key, size_t begin, size_t end, int32_t pid, MapsView& maps,
                     bool* cut);
   NodeId observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, NodeId node);
   NodeId append_frames(const StackFrame& f, int32_t pid, NodeId node, FrameSpan* span_out = nullptr);
-  FrameKey frame_key(const StackAddress& a, int32_t pid, const ProcessMaps* proc, const MapEntry** map_out);
+  FrameKey frame_key(const StackAddress& a, int32_t pid, MapsView& maps, const MapEntry** map_out);
   FrameSpan name_address(const StackAddress& a, const MapEntry* map, int32_t pid);
   std::string fallback_name(const StackAddress& a, const MapEntry* map, int32_t pid, bool* jit);
   void push_frame(std::string_view name, bool kernel, bool jit, const MapEntry* map);

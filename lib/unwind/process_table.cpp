@@ -31,6 +31,18 @@ bool MapEntry::is_kernel() const {
   return starts_with(path, "[kernel.kallsyms]") || start >= 0xffff800000000000ull;
 }
 
+const MapEntry* MapsView::find(uint64_t address) {
+  if (hint_ < size_ && data_[hint_]->contains(address)) return data_[hint_];
+  const MapEntry* const* end = data_ + size_;
+  const MapEntry* const* it =
+      std::upper_bound(data_, end, address, [](uint64_t a, const MapEntry* e) { return a < e->start; });
+  if (it == data_) return nullptr;
+  --it;
+  if (!(*it)->contains(address)) return nullptr;
+  hint_ = size_t(it - data_);
+  return *it;
+}
+
 const MapEntry* ProcessMaps::find(uint64_t address) const {
   uint32_t hint = last_hit.load(std::memory_order_relaxed);
   if (hint < maps.size() && maps[hint]->contains(address)) return maps[hint];
@@ -82,12 +94,13 @@ ProcessMaps& ProcessTable::process_for_update(int32_t pid) {
 }
 
 std::shared_ptr<MapList::Vector> ProcessTable::new_list(const MapList::Vector* copy_of) {
-  uint64_t* live = &map_list_bytes_;
+  std::atomic<uint64_t>* live = &map_list_bytes_;
   auto deleter = [live](MapList::Vector* v) {
     *live -= v->capacity() * sizeof(const MapEntry*);
     delete v;
   };
   MapList::Vector* v = copy_of ? new MapList::Vector(*copy_of) : new MapList::Vector();
+  v->frozen = false;
   std::shared_ptr<MapList::Vector> list(v, deleter);  // deletes v if this throws
   map_list_bytes_ += v->capacity() * sizeof(const MapEntry*);
   return list;
@@ -105,7 +118,7 @@ MapList::Vector& ProcessTable::writable(ProcessMaps& p) {
   auto& list = p.maps.list_;
   if (!list) {
     list = new_list(nullptr);
-  } else if (list.use_count() > 1) {
+  } else if (list.use_count() > 1 || list->frozen) {
     check_map_budget(list->size() * sizeof(const MapEntry*));
     list = new_list(list.get());
   }

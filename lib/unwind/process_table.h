@@ -64,8 +64,22 @@ struct MapEntry {
   bool executable = true;
   uint64_t id = 0;        // unique per entry in this table (creation order)
   // Free for the consumer (the fold stage caches a SymbolCache object handle
-  // here). Copied into fragments when the entry is split.
-  mutable uint64_t object_slot = kNoObject;
+  // here). Copied into fragments when the entry is split. Atomic (relaxed):
+  // a symbolising thread fills it while the table may copy the entry.
+  struct ObjectSlot {
+    ObjectSlot() = default;
+    ObjectSlot(const ObjectSlot& o) : value(o.get()) {}
+    ObjectSlot& operator=(const ObjectSlot& o) {
+      set(o.get());
+      return *this;
+    }
+    uint64_t get() const { return value.load(std::memory_order_relaxed); }
+    void set(uint64_t v) const { value.store(v, std::memory_order_relaxed); }
+
+   private:
+    mutable std::atomic<uint64_t> value{kNoObject};
+  };
+  ObjectSlot object_slot;
 
   uint64_t file_offset(uint64_t address) const { return address - start + pgoff; }
   bool contains(uint64_t address) const { return address >= start && address < end; }
@@ -90,7 +104,14 @@ class MapList {
 
  private:
   friend class ProcessTable;
-  using Vector = std::vector<const MapEntry*>;
+  friend class MapsSnapshot;
+  // `frozen` once a MapsSnapshot was taken of the list: from then on the
+  // table copies it before any change, even when no one else seems to hold
+  // it (use_count() is a relaxed read, so a reader's last release would not
+  // be ordered before an in-place change). Only the table's thread touches it.
+  struct Vector : std::vector<const MapEntry*> {
+    mutable bool frozen = false;
+  };
   void sync() {
     data_ = list_ ? list_->data() : nullptr;
     size_ = list_ ? list_->size() : 0;
@@ -98,6 +119,38 @@ class MapList {
   std::shared_ptr<Vector> list_;
   const MapEntry* const* data_ = nullptr;
   size_t size_ = 0;
+};
+
+// A non-owning view of one map list (a ProcessMaps' or a MapsSnapshot's),
+// with a hint for the next lookup (a stack's addresses mostly fall in the
+// same few maps). Empty when there is no process.
+class MapsView {
+ public:
+  MapsView() = default;
+  MapsView(const MapEntry* const* data, size_t size) : data_(data), size_(size) {}
+  // The mapping containing address, or nullptr.
+  const MapEntry* find(uint64_t address);
+
+ private:
+  const MapEntry* const* data_ = nullptr;
+  size_t size_ = 0;
+  size_t hint_ = 0;
+};
+
+// A process's map list as it was when taken, for another thread: the table
+// copies a list before changing it while anything else holds it (MapList's
+// copy on write), so a snapshot never changes under its reader, and the
+// entries it points to live as long as the table.
+class MapsSnapshot {
+ public:
+  MapsSnapshot() = default;
+  explicit MapsSnapshot(const MapList& maps) : list_(maps.list_) {
+    if (list_) list_->frozen = true;
+  }
+  MapsView view() const { return list_ ? MapsView(list_->data(), list_->size()) : MapsView(); }
+
+ private:
+  std::shared_ptr<const MapList::Vector> list_;
 };
 
 // One process incarnation: a pid between FORK/first sight and pid reuse.
@@ -119,6 +172,7 @@ struct ProcessMaps {
   const MapEntry* find(uint64_t address) const;
   // Whether entry is still one of this process's maps.
   bool has(const MapEntry* entry) const;
+  MapsView view() const { return MapsView(maps.begin(), maps.size()); }
 };
 
 struct ProcessTableStats {
@@ -142,7 +196,7 @@ class ProcessTable {
   // forked process changes its maps); past it the change that needs more
   // throws std::length_error. 0 = no limit. Set from the read budget.
   void set_map_list_budget(uint64_t bytes) { map_list_budget_ = bytes; }
-  uint64_t map_list_bytes() const { return map_list_bytes_; }
+  uint64_t map_list_bytes() const { return map_list_bytes_.load(std::memory_order_relaxed); }
   ~ProcessTable();
   ProcessTable(const ProcessTable&) = delete;
   ProcessTable& operator=(const ProcessTable&) = delete;
@@ -203,8 +257,9 @@ class ProcessTable {
   void check_map_budget(uint64_t more) const;
 
   // Live bytes of all map lists (capacity); declared before the processes
-  // so that it outlives the lists whose deleters update it.
-  uint64_t map_list_bytes_ = 0;
+  // so that it outlives the lists whose deleters update it. Atomic: the
+  // last holder of a MapsSnapshot may free a list on another thread.
+  std::atomic<uint64_t> map_list_bytes_{0};
   uint64_t map_list_budget_ = 0;
 
   std::unordered_set<std::string> strings_;

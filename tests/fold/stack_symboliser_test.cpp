@@ -77,14 +77,12 @@ struct SymboliserFixture : ::testing::Test {
       keys.push_back(key(fresh, &root, stacks[i]));
       if (thread) {
         thread->add(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
-        EXPECT_TRUE(thread->reads(fresh.process(kPid)));
       } else {
         sym.symbolise(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
       }
     }
     if (thread) {
       thread->drain();
-      EXPECT_FALSE(thread->reads(fresh.process(kPid)));
       thread->stop();
     }
     for (size_t i = 0; i < stacks.size(); ++i) sym.profile().add_self(sym.node_of(uint32_t(i)), 1);
@@ -202,6 +200,39 @@ TEST_F(SymboliserFixture, TheMemoIsForgottenWhenTheMapsChange) {
   const std::string text = test::folded_text(sym.profile());
   EXPECT_NE(text.find("prog;[perf-100.map];main 1\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("[perf-100.map]", text.find('\n')), std::string::npos) << text;
+}
+
+// The folding thread changes the process table while the symbolising thread
+// still has stacks of that process queued: each queued stack is named by
+// the maps it was made with (a snapshot), as folding inline would.
+TEST_F(SymboliserFixture, QueuedStacksKeepTheMapsTheyWereMadeWith) {
+  auto run = [&](bool threaded) {
+    ProcessTable t;
+    fill(t);
+    StackSymboliser sym(options, info);
+    ThreadRoot root;
+    root.name = "prog";
+    std::vector<std::vector<uint64_t>> keys;
+    keys.reserve(2000);
+    std::unique_ptr<SymbolisingThread> thread;
+    if (threaded) thread = std::make_unique<SymbolisingThread>(sym);
+    for (uint32_t i = 0; i < 2000; ++i) {
+      if (i % 50 == 0)  // the JIT region flips between anonymous memory and the binary's text
+        t.add_mmap(kPid, kJitStart, 0x10000, 0x1000, (i / 50) % 2 ? kBinary : "//anon", true);
+      keys.push_back(key(t, &root, {{kJitStart + 0x10 + (i % 7), false, false}, {main_address + 4, false, true}}));
+      if (thread) thread->add(i, keys.back().data(), kPid, t.process(kPid));
+      else sym.symbolise(i, keys.back().data(), kPid, t.process(kPid));
+    }
+    if (thread) {
+      thread->drain();
+      thread->stop();
+    }
+    for (uint32_t i = 0; i < keys.size(); ++i) sym.profile().add_self(sym.node_of(i), 1);
+    return test::folded_text(sym.profile());
+  };
+  const std::string inline_text = run(false);
+  EXPECT_NE(inline_text.find("prog;main;[perf-100.map] 1000\n"), std::string::npos) << inline_text;
+  EXPECT_EQ(run(true), inline_text);
 }
 
 TEST_F(SymboliserFixture, ElfPathForMapsFindsTheSymfsCopy) {

@@ -4,6 +4,8 @@
 #include "unwind/process_table.h"
 
 #include <gtest/gtest.h>
+
+#include <memory>
 #include <sys/mman.h>
 
 #include <random>
@@ -62,7 +64,7 @@ TEST(ProcessTable, NewMappingCutsOldOnesAndKeepsFileOffsets) {
 TEST(ProcessTable, SplitFragmentsAreNewEntriesAndKeepTheObjectSlot) {
   ProcessTable t;
   const MapEntry* a = t.add_mmap(1, 0x1000, 0x3000, 0, "/lib/a.so", true);
-  a->object_slot = 42;
+  a->object_slot.set(42);
   t.add_mmap(1, 0x2000, 0x1000, 0, "/lib/b.so", true);
   const MapEntry* head = t.find(1, 0x1000);
   const MapEntry* tail = t.find(1, 0x3000);
@@ -70,10 +72,32 @@ TEST(ProcessTable, SplitFragmentsAreNewEntriesAndKeepTheObjectSlot) {
   EXPECT_NE(tail, a);
   EXPECT_FALSE(t.process(1)->has(a));
   EXPECT_TRUE(t.process(1)->has(head));
-  EXPECT_EQ(head->object_slot, 42u);
-  EXPECT_EQ(tail->object_slot, 42u);
-  EXPECT_EQ(t.find(1, 0x2000)->object_slot, MapEntry::kNoObject);
+  EXPECT_EQ(head->object_slot.get(), 42u);
+  EXPECT_EQ(tail->object_slot.get(), 42u);
+  EXPECT_EQ(t.find(1, 0x2000)->object_slot.get(), MapEntry::kNoObject);
   EXPECT_NE(head->id, tail->id);
+}
+
+// A snapshot (what the symbolising thread reads) keeps the maps it was taken
+// with while the table changes; the table copies a list once it was
+// snapshotted, even after the snapshot is gone.
+TEST(ProcessTable, ASnapshotKeepsTheMapsItWasTakenWith) {
+  ProcessTable t;
+  const MapEntry* a = t.add_mmap(1, 0x1000, 0x3000, 0, "/lib/a.so", true);
+  auto snapshot = std::make_unique<fg::MapsSnapshot>(t.process(1)->maps);
+  const MapEntry* const* before = t.process(1)->maps.begin();
+  const MapEntry* b = t.add_mmap(1, 0x2000, 0x1000, 0, "/lib/b.so", true);
+  EXPECT_NE(t.process(1)->maps.begin(), before);  // copied, not changed in place
+  fg::MapsView old_view = snapshot->view();
+  EXPECT_EQ(old_view.find(0x2000), a);
+  EXPECT_EQ(old_view.find(0x3fff), a);
+  EXPECT_EQ(old_view.find(0x4000), nullptr);
+  EXPECT_EQ(t.find(1, 0x2000), b);
+  fg::MapsView now = t.process(1)->view();
+  EXPECT_EQ(now.find(0x2000), b);
+  EXPECT_EQ(fg::MapsView().find(0x2000), nullptr);
+  snapshot.reset();
+  EXPECT_EQ(t.find(1, 0x2000), b);
 }
 
 TEST(ProcessTable, ForkCopiesMapsButThreadsShareThem) {
