@@ -51,7 +51,7 @@ void add_fold_options(po::options_description& options, FoldCliOptions& c) {
       ("buildid-dir", po::value(&c.buildid_dir), "perf's build-id cache (default ~/.debug)")
       ("debuginfod", po::bool_switch(&c.debuginfod), "allow debuginfod downloads (off by default: they can stall)")
       ("max-stack", po::value(&c.max_stack)->default_value(127), "DWARF unwinding depth limit")
-      ("threads", po::value(&c.threads)->default_value(0), "threads (0 = one per core, at most 2): with 2, records are read on one thread while stacks are folded, and new stacks are symbolised (frame pointers) or unwound (DWARF) alongside; 1 = a single thread. Output is the same")
+      ("threads", po::value(&c.threads)->default_value(0), "threads (0 = one per core, at most 2): with 2, new stacks are symbolised on a second thread (frame pointers, on-CPU), or records are read on one thread while stacks are folded and unwound (DWARF) on two; 1 = a single thread. Output is the same")
       ("stats", po::bool_switch(&c.stats), "print reading, unwinding and symbol statistics on stderr");
   options.add(view).add(naming).add(filters).add(sym);
 }

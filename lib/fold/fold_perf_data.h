@@ -101,12 +101,14 @@ struct FoldOptions {
   // At most this many distinct raw stacks are held at once (RawStackIndex);
   // 0 = no bound. It applies to on-CPU folds without an observer only: the
   // off-CPU views and observers refer to raw stacks by index until the end.
-  // 64 K keys are about 15 MB on a busy system-wide recording (where all of
-  // them, 1.4 M, took 240 MB), yet hold every stack of a typical single
-  // program, so that none is symbolised twice; it also matches the
-  // symbolising thread's backlog (SymbolisingThread::kMaxBacklog). Tests set
-  // it tiny: the output must not depend on it.
-  size_t max_raw_stacks = 64 * 1024;
+  // 16 K keys are about 4 MB on a busy system-wide recording (where all of
+  // them, 1.4 M, took 240 MB, and 64 K 15 MB: the difference is a tenth of
+  // that fold's peak). A program with more recurring raw stacks has them
+  // symbolised again in each round, which the frame cache and the
+  // symboliser's path memo make cheap (busy.data: 11.5% of stacks again
+  // against 4.7% with 64 K, the same CPU time). Tests set it tiny: the
+  // output must not depend on it.
+  size_t max_raw_stacks = 16 * 1024;
   // How many new stacks the symbolising thread is judged over (StackFolder::
   // keep_symbolising_thread_or_not); tests set it tiny.
   uint64_t symbolising_window = 64 * 1024;

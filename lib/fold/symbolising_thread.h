@@ -18,7 +18,9 @@ namespace fg {
 
 class SymbolisingThread {
  public:
-  static constexpr size_t kBatch = 128, kMaxBacklog = 64 * 1024;
+  // The backlog only smooths bursts: the symbolising thread is the slower
+  // one on busy recordings, so a longer one only held more jobs (64 K: 5 MB).
+  static constexpr size_t kBatch = 128, kMaxBacklog = 8 * 1024;
 
   explicit SymbolisingThread(StackSymboliser& symboliser)
       : queue_(

@@ -73,8 +73,9 @@ TEST_F(FoldFixture, ParallelUnwindingGivesTheSameOutput) {
   EXPECT_NE(two.err.find("88 samples, 88 folded"), std::string::npos) << two.err;
 }
 
-// With two threads a frame-pointer file is read on one thread, folded on
-// another and new stacks symbolised on a third; the bytes must not change.
+// With two threads a frame-pointer file is read and folded on one thread and
+// new stacks are symbolised on another (files with DWARF samples: read on
+// one, unwound on two); the bytes must not change.
 TEST_F(FoldFixture, ReadingAndSymbolisingThreadsGiveTheSameOutput) {
   std::vector<std::string> files = {testdata("fold/fp_static.data")};
   for (const char* f : {"fp", "exec", "zstd", "two_clocks", "kernel", "buildid_mmap"}) {

@@ -133,9 +133,10 @@ TEST_F(FoldLive, ExecAndForkKeepEachProcessApart) {
 
 // A system-wide recording of several programs has thousands of distinct raw
 // stacks, so the symbolising thread gets many job batches while the folding
-// thread goes on, and the reading thread hands over many rounds: the case the
-// ThreadSanitizer build (scripts/ci_extra.sh) needs to see the threads meet.
-// The small recordings above fit in one batch.
+// thread goes on and changes the process table: the case the ThreadSanitizer
+// build (scripts/ci_extra.sh) needs to see the threads meet. The small
+// recordings above fit in one batch. (The reading thread's hand-overs are
+// met by the DWARF folds below, which read on a thread of their own.)
 TEST_F(FoldLive, SystemWideRecordingFoldsAlikeOnOneAndTwoThreads) {
   std::string data = record("busy", "-a -e cpu-clock -F 2999 -g",
                             "sh -c 'for i in 1 2 3; do python3 -c \"sum(i*i for i in range(400000))\"; "
