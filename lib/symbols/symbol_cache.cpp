@@ -207,8 +207,9 @@ std::string_view SymbolCache::display_name(std::string_view raw) {
 
 // The files that may hold the object, best first: perf's build-id cache
 // (both layouts), then --symfs, then the recorded path itself.
-std::vector<SymbolCache::ObjectCandidate> SymbolCache::candidate_files(const std::string& build_id,
-                                                                       const std::string& path, bool vdso) const {
+std::vector<SymbolCache::ObjectCandidate> SymbolCache::candidate_files(const SymbolOptions& options_,
+                                                                       const std::string& build_id,
+                                                                       const std::string& path, bool vdso) {
   std::vector<ObjectCandidate> candidates;
   const std::string elf_name = vdso ? "vdso" : "elf";
   if (!build_id.empty() && !options_.buildid_dir.empty()) {
@@ -413,6 +414,27 @@ void SymbolCache::symbolize_vaddr(ObjectHandle h, uint64_t vaddr, bool return_ad
   }
   if (!span->head.resolved) ++obj.unresolved;
   append(*span, out);
+}
+
+void SymbolCache::start_reading_ahead(const std::vector<ObjectKey>& objects) {
+  if (read_ahead_) return;
+  std::vector<std::pair<std::string, std::string>> keys;  // copies: the thread outlives the views
+  for (const ObjectKey& k : objects)
+    if (is_file_backed_path(k.path)) keys.emplace_back(std::string(k.path), std::string(k.build_id));
+  read_ahead_ = std::make_unique<SymbolReadAhead>([options = options_, keys = std::move(keys)] {
+    // The file each object would be opened from (the first candidate that
+    // exists, as open_object picks), and its cached debug file.
+    std::vector<std::string> files;
+    for (const auto& [path, build_id] : keys) {
+      for (const ObjectCandidate& c : candidate_files(options, build_id, path, false)) {
+        if (::access(c.file.c_str(), R_OK) != 0) continue;
+        files.push_back(c.file);
+        if (!c.debug.empty() && ::access(c.debug.c_str(), R_OK) == 0) files.push_back(c.debug);
+        break;
+      }
+    }
+    return files;
+  });
 }
 
 void SymbolCache::start_loading_kernel_symbols() {

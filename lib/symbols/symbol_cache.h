@@ -22,6 +22,7 @@
 #include "symbols/elf_object.h"
 #include "symbols/kernel_symbols.h"
 #include "symbols/named_ranges.h"
+#include "symbols/symbol_read_ahead.h"
 
 namespace fg {
 
@@ -121,6 +122,12 @@ class SymbolCache {
   // Starts reading the kernel symbols on another thread (reading and parsing
   // /proc/kallsyms costs tens of ms); load_kernel_symbols() then waits for it.
   void start_loading_kernel_symbols();
+  // Starts reading ahead, on another thread, the symbol tables of the files
+  // these objects would be opened from (a recording's BUILD_ID list): for a
+  // cold page cache (symbol_read_ahead.h). Output does not depend on it.
+  void start_reading_ahead(const std::vector<ObjectKey>& objects);
+  // Waits for the read-ahead; how many ELF files it covered (0 if none ran).
+  size_t wait_for_read_ahead() { return read_ahead_ ? read_ahead_->wait() : 0; }
 
   std::string_view object_display_name(ObjectHandle h) const;  // "[libc.so.6]"
   std::string resolved_elf_path(ObjectHandle h) const;         // "" if unresolved
@@ -188,7 +195,11 @@ class SymbolCache {
   struct ObjectCandidate {
     std::string file, debug;  // the ELF, and a cached debug file beside it ("" = search)
   };
-  std::vector<ObjectCandidate> candidate_files(const std::string& build_id, const std::string& path, bool vdso) const;
+  std::vector<ObjectCandidate> candidate_files(const std::string& build_id, const std::string& path, bool vdso) const {
+    return candidate_files(options_, build_id, path, vdso);
+  }
+  static std::vector<ObjectCandidate> candidate_files(const SymbolOptions& options, const std::string& build_id,
+                                                      const std::string& path, bool vdso);
   void open_live_vdso(Object& obj, const DebugSearch& search, std::string& problems);
 
   SymbolOptions options_;
@@ -209,6 +220,7 @@ class SymbolCache {
   bool kernel_loaded_ = false;
   struct KernelPreload;
   std::unique_ptr<KernelPreload> kernel_preload_;
+  std::unique_ptr<SymbolReadAhead> read_ahead_;
   KallsymsTable kallsyms_;
   NamedRanges ksymbols_;
   KernelSymbolStatus kernel_status_;
