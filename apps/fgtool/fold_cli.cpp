@@ -28,6 +28,10 @@ void add_fold_options(po::options_description& options, FoldCliOptions& c) {
       ("merge-jit", po::bool_switch(&c.merge_jit),
        "unnamed code in anonymous executable memory as [JIT] in every process (default: [perf-PID.map], "
        "as perf script names it)")
+      ("call-sites", po::bool_switch(&c.call_sites),
+       "name callers of frame-pointer stacks by their call instruction (return address - 1), as DWARF "
+       "stacks are; perf script uses the return address, which names the next function where a call "
+       "ends its function (noreturn calls)")
       ("inline", po::bool_switch(&c.inline_frames), "add inlined functions from DWARF")
       ("no-demangle", po::bool_switch(&c.no_demangle), "keep C++ names mangled")
       ("count", po::bool_switch(&c.count), "weight 1 per sample instead of the period");
@@ -124,6 +128,7 @@ FoldOptions to_fold_options(const FoldCliOptions& c, const po::variables_map&) {
   o.annotate_jit = c.jit || c.all;
   o.addrs = c.addrs;
   o.merge_jit = c.merge_jit;
+  o.call_sites = c.call_sites;
   o.count = c.count;
   o.event = c.event;
   o.comms = split_list<std::string>(c.comm, "--comm");

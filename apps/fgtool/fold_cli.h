@@ -15,6 +15,7 @@ struct FoldCliOptions {
   bool off_cpu = false, wall = false;
   bool pid = false, tid = false, kernel = false, jit = false, all = false, addrs = false;
   bool merge_jit = false;
+  bool call_sites = false;
   bool inline_frames = false, no_demangle = false, count = false;
   std::string event, comm, pid_filter, tid_filter, time;
   std::string state;

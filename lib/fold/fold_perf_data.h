@@ -72,6 +72,14 @@ struct FoldOptions {
   // perf-PID.map entry): "[perf-PID.map]" as perf script names its dso, or
   // with merge_jit one "[JIT]" for every process.
   bool merge_jit = false;
+  // Callers in a frame-pointer callchain (user and kernel) named by their
+  // call instruction (return address - 1), as DWARF-unwound callers always
+  // are. perf script names them by the return address itself: where a call
+  // is a function's last instruction (a noreturn call: exit, abort, ld.so's
+  // _start calling _dl_start), that is the next function ("_dl_start_user")
+  // or the padding after it ("[unknown]"). Default: perf's names. Source
+  // lines (pprof export) are the call site's either way.
+  bool call_sites = false;
   bool count = false;            // weight 1 per sample instead of the period
   std::string event;             // fold this event; empty = the first sampling event
   // Filters (--comm, --pid-filter, --tid-filter); empty = all.

@@ -74,7 +74,7 @@ void StackKeyBuilder::append_key(const Sample& s, const void* root, const Proces
   const size_t at = key.size();
   key.resize(at + kHeaderWords + n + (n + 31) / 32);
   uint64_t* k = key.data() + at;
-  k[0] = n;
+  k[0] = n | (is_dwarf(s) ? kDwarfUser : 0);
   k[1] = reinterpret_cast<uintptr_t>(root);
   k[2] = proc ? proc->generation : 0;
   k[3] = table_.kernel().generation;

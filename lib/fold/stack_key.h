@@ -37,14 +37,15 @@ struct StackKeyStats {
   uint64_t truncated_stacks = 0;   // stacks over kMaxStackDepth frames (leaf-most kept)
 };
 
-// Key layout: [address count n, the root (an opaque pointer: the fold's
-// ThreadRoot), the process's map generation (0 without user frames:
+// Key layout: [address count n (| kDwarfUser when the user frames come from
+// DWARF unwinding), the root (an opaque pointer: the fold's ThreadRoot), the process's map generation (0 without user frames:
 // kernel-only stacks do not depend on the process), the kernel's map
 // generation, n addresses leaf first, then 2 flag bits per address (bit 0
 // return address, bit 1 kernel), 32 to a word].
 class StackKeyBuilder {
  public:
   static constexpr size_t kHeaderWords = 4;
+  static constexpr uint64_t kDwarfUser = uint64_t(1) << 63;
 
   explicit StackKeyBuilder(const ProcessTable& table);
 
@@ -81,7 +82,9 @@ class StackKeyBuilder {
 class StackKeyView {
  public:
   explicit StackKeyView(const uint64_t* key) : key_(key) {}
-  size_t size() const { return size_t(key_[0]); }
+  size_t size() const { return size_t(key_[0] & ~StackKeyBuilder::kDwarfUser); }
+  // Whether the user frames were unwound with DWARF (not a callchain's).
+  bool dwarf_user() const { return (key_[0] & StackKeyBuilder::kDwarfUser) != 0; }
   const void* root() const { return reinterpret_cast<const void*>(uintptr_t(key_[1])); }
   bool has_user_frames() const { return key_[2] != 0; }
   StackAddress operator[](size_t i) const {

@@ -70,7 +70,9 @@ size_t StackSymboliser::frame_keys(const StackKeyView& key, size_t begin, size_t
   for (size_t i = begin; i < end; ++i) {
     StackFrame& fr = frames_[i];
     fr.address = key[i];
-    fr.key = frame_key(fr.address, pid, maps, &fr.map);
+    fr.named = fr.address;
+    fr.named.return_address = naming_call_site(fr.address, key);
+    fr.key = frame_key(fr.named, pid, maps, &fr.map);
     fr.hash = detail::hash_pair(fr.key.a, fr.key.b);
     frame_cache_.prefetch(fr.hash);
     if (!fr.address.kernel) {
@@ -87,6 +89,14 @@ size_t StackSymboliser::frame_keys(const StackKeyView& key, size_t begin, size_t
 // Of the kMemoWays memos of the key's root and process, the one sharing the
 // most callers with the key (*reused: how many); if none shares any, the
 // least recently used of the set, emptied for the key.
+// Whether a caller is named by its call site (return address - 1) or, as
+// perf script names a frame-pointer callchain's entries (machine.c
+// add_callchain_ip), by the address itself; perf's DWARF unwinder
+// decrements callers' pcs, and so does FoldOptions::call_sites everywhere.
+bool StackSymboliser::naming_call_site(const StackAddress& a, const StackKeyView& key) const {
+  return a.return_address && (options_.call_sites || (!a.kernel && key.dwarf_user()));
+}
+
 StackSymboliser::PathMemo& StackSymboliser::best_memo(const uint64_t* key_words, size_t* reused) {
   if (!memos_) {
     memos_ = std::make_unique<PathMemo[]>(kMemoSets * kMemoWays);
@@ -205,7 +215,7 @@ NodeId StackSymboliser::append_frames(const StackFrame& f, int32_t pid, NodeId n
   if (const FrameSlot* cached = frame_cache_.find(hash, same)) {
     sp = cached->span;
   } else {
-    sp = name_address(f.address, f.map, pid);
+    sp = name_address(f.named, f.map, pid);
     frame_cache_.insert_new(hash, FrameSlot{f.key, sp});
   }
   for (uint32_t i = 0; i < sp.count; ++i) node = out_.child(node, frame_arena_[sp.start + i]);

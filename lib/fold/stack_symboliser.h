@@ -74,7 +74,8 @@ class StackSymboliser {
   };
   // symbolise's per-frame scratch.
   struct StackFrame {
-    StackAddress address;
+    StackAddress address;  // as in the key (the observer's)
+    StackAddress named;    // as named: return_address only where the call site is named
     FrameKey key;
     uint64_t hash;  // of key
     const MapEntry* map;
@@ -102,6 +103,7 @@ class StackSymboliser {
   PathMemo& best_memo(const uint64_t* key_words, size_t* reused);
   NodeId symbolise_with_memo(const uint64_t* key_words, const void* root, int32_t pid, MapsView& maps);
 
+  bool naming_call_site(const StackAddress& a, const StackKeyView& key) const;
   size_t frame_keys(const StackKeyView& key, size_t begin, size_t end, int32_t pid, MapsView& maps,
                     bool* cut);
   NodeId observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, NodeId node);

@@ -172,6 +172,19 @@ TEST_F(FoldLive, AnonymousExecutableMemoryIsNamedAsPerfDoes) {
 #endif
 }
 
+// A call that ends its function (a noreturn call): perf script names the
+// caller's frame by the return address, past the function; so does the fold
+// by default, and --call-sites names the caller.
+TEST_F(FoldLive, ACallEndingItsFunctionIsNamedAsPerfScriptNamesIt) {
+  std::string data = record("noreturn", "-e cpu-clock -F 999 -g", std::string(FOLD_NORETURN_BIN) + " 300000000");
+  expect_agreement(data, "", "", 99.0);
+  const std::string perf_names = fold(data, "");
+  EXPECT_NE(perf_names.find(";main;"), std::string::npos) << perf_names;
+  EXPECT_EQ(perf_names.find(";caller_fn;spin_forever"), std::string::npos) << perf_names;
+  const std::string call_sites = fold(data, "--call-sites");
+  EXPECT_NE(call_sites.find(";main;caller_fn;spin_forever "), std::string::npos) << call_sites;
+}
+
 TEST_F(FoldLive, KernelFramesAgree) {
   std::string data = record("kernel", "-e cpu-clock -F 1999 -g", "dd if=/dev/zero of=/dev/null bs=512 count=400000");
   expect_agreement(data, "", "", 99.0);

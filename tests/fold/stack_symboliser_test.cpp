@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <sstream>
 
 #include "fold/sample_selection.h"
 #include "fold/stack_symboliser.h"
@@ -36,6 +37,21 @@ struct SymboliserFixture : ::testing::Test {
     size_t at = nm.out.find(" T main\n");
     ASSERT_NE(at, std::string::npos);
     main_address = std::stoull(nm.out.substr(at - 16, 16), nullptr, 16);
+    // The first function that starts where the one before it ends.
+    test::CommandResult sized =
+        test::run_shell("nm -S -n --defined-only " + test::shell_quote(test::testdata("fold/symfs") + kBinary));
+    ASSERT_EQ(sized.status, 0) << sized.err;
+    std::istringstream lines(sized.out);
+    std::string line;
+    uint64_t prev_end = 0;
+    while (boundary == 0 && std::getline(lines, line)) {
+      std::istringstream f(line);
+      std::string addr, size, type, name;
+      if (!(f >> addr >> size >> type >> name) || (type != "T" && type != "t")) continue;
+      const uint64_t start = std::stoull(addr, nullptr, 16);
+      if (start == prev_end && start != 0) boundary = start;
+      prev_end = start + std::stoull(size, nullptr, 16);
+    }
   }
   // A MapEntry remembers its object in one SymbolCache (object_slot): each
   // symboliser gets a table of its own, as each fold does.
@@ -50,7 +66,7 @@ struct SymboliserFixture : ::testing::Test {
                             const std::vector<StackAddress>& addresses) {
     const size_t n = addresses.size();
     std::vector<uint64_t> k(StackKeyBuilder::kHeaderWords + n + (n + 31) / 32);
-    k[0] = n;
+    k[0] = n | (dwarf_keys ? StackKeyBuilder::kDwarfUser : 0);
     k[1] = reinterpret_cast<uintptr_t>(root);
     k[2] = table.process(kPid)->generation;
     k[3] = table.kernel().generation;
@@ -95,6 +111,8 @@ struct SymboliserFixture : ::testing::Test {
   PerfFileInfo info;
   ProcessTable table;
   uint64_t main_address = 0;
+  uint64_t boundary = 0;    // a function's first byte, right after another's last
+  bool dwarf_keys = false;  // keys as a DWARF sample's (user frames unwound)
   SymboliserStats stats;
 };
 
@@ -102,6 +120,27 @@ TEST_F(SymboliserFixture, NamesFunctionsFromTheElfFile) {
   EXPECT_EQ(fold({{{main_address + 4, false, false}}}), "prog;main 1\n");
   // A return address is named by address - 1: main's first byte + 1 is still main.
   EXPECT_EQ(fold({{{main_address + 1, false, true}}}), "prog;main 1\n");
+}
+
+// A frame-pointer caller is named as perf script names it, by its return
+// address; a DWARF-unwound one (and with call_sites, every one) by its call
+// instruction, return address - 1. They differ where the return address is
+// the first byte of a function that directly follows another.
+TEST_F(SymboliserFixture, CallersAreNamedByReturnAddressAsPerfDoesUnlessDwarfOrCallSites) {
+  ASSERT_NE(boundary, 0u) << "no two adjacent functions in the fixture";
+  auto leaf_name = [&](uint64_t address) {
+    std::string text = fold({{{address, false, false}}});
+    return text.substr(5, text.rfind(' ') - 5);  // "prog;NAME 1\n"
+  };
+  const std::string at = leaf_name(boundary), before = leaf_name(boundary - 1);
+  ASSERT_NE(at, before);
+  const std::vector<std::vector<StackAddress>> stack = {{{main_address + 4, false, false}, {boundary, false, true}}};
+  EXPECT_EQ(fold(stack), "prog;" + at + ";main 1\n");
+  dwarf_keys = true;
+  EXPECT_EQ(fold(stack), "prog;" + before + ";main 1\n");
+  dwarf_keys = false;
+  options.call_sites = true;
+  EXPECT_EQ(fold(stack), "prog;" + before + ";main 1\n");
 }
 
 TEST_F(SymboliserFixture, AnonymousExecutableMemoryIsPerfPidMapOrJit) {
