@@ -1,6 +1,7 @@
 #include "pprof/perf_data_collector.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "folded/hash.h"
 #include "unwind/process_table.h"
@@ -9,18 +10,39 @@ namespace fg {
 
 void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,
                                      size_t count, const FrameId* arena) {
+  if (finished_) throw std::logic_error("pprof export: a raw stack after the fold's weights");
   if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
   raws[index].root = root_index(root);
-  // Kept for the batch (see flush_batch), with copies of their names: the
-  // fold's arena may move before the batch is done.
+  // Kept for the batch (see flush_batch). The names of each frame-cache
+  // entry are copied the first time it is seen: the fold's arena may move
+  // before the batch is done.
   batch_.push_back(BatchStack{index, uint32_t(batch_frames_.size()), uint32_t(count)});
   for (size_t i = 0; i < count; ++i) {
-    RawStackFrame f = frames[i];
+    const RawStackFrame& f = frames[i];
     batch_frames_.push_back(f);
-    batch_name_at_.push_back(uint32_t(batch_names_.size()));
-    batch_names_.insert(batch_names_.end(), arena + f.names_start, arena + f.names_start + f.name_count);
+    if (names_at_.size() <= f.names_start) names_at_.resize(size_t(f.names_start) + 1 + names_at_.size() / 2, kNone);
+    uint32_t& at = names_at_[f.names_start];
+    if (at != kNone) continue;
+    if (names.size() + f.name_count + 1 >= kReturnAddress) throw std::length_error("pprof export: too many frame names");
+    at = uint32_t(names.size());
+    names.push_back(f.name_count);
+    names.append(arena + f.names_start, f.name_count);
   }
   if (batch_.size() >= kBatchStacks || batch_frames_.size() >= kBatchFrames) flush_batch();
+}
+
+void PerfDataCollector::finish() {
+  if (finished_) return;
+  flush_batch();
+  finished_ = true;
+  // Only the raw stacks' locations are needed from here on: the tables
+  // go before the weights and the export allocate theirs.
+  mapped_table_ = decltype(mapped_table_)();
+  unmapped_table_ = decltype(unmapped_table_)();
+  seen_.release();
+  names_at_.release();
+  decltype(pending_)().swap(pending_);
+  decltype(batch_frames_)().swap(batch_frames_);
 }
 
 void PerfDataCollector::flush_batch() {
@@ -82,8 +104,6 @@ void PerfDataCollector::flush_batch() {
   }
   batch_.clear();
   batch_frames_.clear();
-  batch_name_at_.clear();
-  batch_names_.clear();
 }
 
 // The location of the batch's frame i, classified by flush_batch.
@@ -91,19 +111,18 @@ uint32_t PerfDataCollector::resolve(size_t i) {
   const RawStackFrame& f = batch_frames_[i];
   PendingLocation& p = pending_[i];
   if (p.answer == Answer::known) return p.mapping;
-  const FrameId* names = batch_names_.data() + batch_name_at_[i];
-  if (!p.owner) return unmapped_location(f, p.mapping, p.hash, names);
+  if (!p.owner) return unmapped_location(f, p.mapping, p.hash);
   // Seen since, earlier in this batch?
   Seen& s = seen_[f.names_start];
   if (s.owner == p.owner) return s.location;
   if (s.recent_owner == p.owner) return s.recent_location;
   if (!s.owner) {
-    uint32_t loc = new_location(f, p.mapping, names);
+    uint32_t loc = new_location(f, p.mapping);
     s.owner = p.owner;
     s.location = loc;
     return loc;
   }
-  const uint32_t loc = mapped_location(f, p.mapping, p.hash, names);
+  const uint32_t loc = mapped_location(f, p.mapping, p.hash);
   s.recent_owner = p.owner;
   s.recent_location = loc;
   return loc;
@@ -117,33 +136,30 @@ uint64_t PerfDataCollector::loc_hash(uint32_t mapping, uint64_t address, uint32_
   return detail::hash_pair(address, (uint64_t(mapping) << 32) | names_start);
 }
 
-uint32_t PerfDataCollector::mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
-                                            const FrameId* frame_names) {
+uint32_t PerfDataCollector::mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash) {
   size_t i = mapped_table_.probe(
       hash, [&](const MappedSlot& s) { return s.mapping == mapping && s.names_start == f.names_start; });
   const MappedSlot& slot = mapped_table_.at(i);
   if (!MappedSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping, frame_names);
+  uint32_t id = new_location(f, mapping);
   mapped_table_.fill(i, MappedSlot{mapping, f.names_start, id});
   return id;
 }
 
-uint32_t PerfDataCollector::unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
-                                              const FrameId* frame_names) {
+uint32_t PerfDataCollector::unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash) {
   size_t i = unmapped_table_.probe(hash, [&](const LocSlot& s) {
     return s.address == f.address && s.mapping == mapping && s.arena_start == f.names_start;
   });
   const LocSlot& slot = unmapped_table_.at(i);
   if (!LocSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping, frame_names);
+  uint32_t id = new_location(f, mapping);
   unmapped_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
   return id;
 }
 
-uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names) {
+uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping) {
   uint32_t id = uint32_t(locations.size());
-  locations.push_back(LocationCopy{f.address, mapping, uint32_t(names.size()), f.name_count, f.return_address});
-  names.insert(names.end(), frame_names, frame_names + f.name_count);
+  locations.push_back(LocationCopy{f.address, mapping, names_at_[f.names_start] | (f.return_address ? kReturnAddress : 0)});
   return id;
 }
 

@@ -13,6 +13,7 @@
 #include "fold/fold_perf_data.h"
 #include "fold/huge_page_allocator.h"
 #include "folded/open_table.h"
+#include "pprof/growable_array.h"
 
 namespace fg {
 
@@ -23,12 +24,15 @@ class PerfDataCollector final : public FoldObserver {
     std::string path, build_id;  // build_id raw bytes
     bool kernel = false;
   };
-  struct LocationCopy {  // 24 bytes: millions of them on a system-wide recording
+  struct LocationCopy {  // 16 bytes: millions of them on a system-wide recording
     uint64_t address;
     uint32_t mapping;  // index into mappings, or kNone
-    uint32_t names_start, name_count;  // into names
-    bool return_address;  // a caller's return address (its line is that of address - 1)
+    // Where its frame names are in `names` (see location_names), and
+    // kReturnAddress for a caller's return address (its line is that of
+    // address - 1).
+    uint32_t names;
   };
+  static constexpr uint32_t kReturnAddress = uint32_t(1) << 31;
   struct RawStack {
     uint32_t root;  // index into roots
     uint32_t locs_start, locs_count;  // into stack_locs, leaf first
@@ -50,30 +54,35 @@ class PerfDataCollector final : public FoldObserver {
   void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
                     const FrameId* arena) override;
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
-    flush_batch();
+    finish();
     if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
     weights.push_back(Weight{samples, weight, index, node, FoldedProfile::kNoFrame});
   }
   void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
-    flush_batch();
+    finish();
     off_weights.push_back(Weight{0, double(nanoseconds), index, node, extra});
   }
 
-  // Handles the raw stacks still held for a batch: call once the fold is done,
-  // before reading the fields below (on_samples and on_off_cpu do).
-  void flush_batch();
+  // Handles the raw stacks still held for a batch and frees the lookup
+  // tables: call once the fold is done, before reading the fields below
+  // (on_samples and on_off_cpu do; no raw stack may follow).
+  void finish();
 
-  // The big ones on huge pages: hundreds of MB on a large system-wide
-  // recording, faulted in 4 KiB at a time otherwise.
-  template <class T>
-  using BigVector = std::vector<T, HugePageAllocator<T>>;
+  // A location's frame names, outermost first.
+  uint32_t name_count(const LocationCopy& l) const { return names[l.names & ~kReturnAddress]; }
+  const FrameId* location_names(const LocationCopy& l) const { return names.data() + (l.names & ~kReturnAddress) + 1; }
+  static bool return_address(const LocationCopy& l) { return l.names & kReturnAddress; }
+
+  // The big ones grow without copying (growable_array.h): hundreds of MB
+  // on a large system-wide recording.
   std::vector<MappingCopy> mappings;
-  BigVector<LocationCopy> locations;
-  BigVector<FrameId> names;
-  BigVector<uint32_t> stack_locs;
-  BigVector<RawStack> raws;
+  GrowableArray<LocationCopy> locations;
+  // Per fold frame-cache entry seen: its name count, then its names.
+  GrowableArray<FrameId> names;
+  GrowableArray<uint32_t> stack_locs;
+  GrowableArray<RawStack> raws;
   std::vector<Root> roots;
-  BigVector<Weight> weights, off_weights;
+  GrowableArray<Weight> weights, off_weights;
   uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
 
  private:
@@ -81,7 +90,8 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t root_index_slow(const RawStackRoot& r);
   uint32_t mapping_index(const RawStackFrame& f);
   uint32_t new_mapping(const MapEntry& e);
-  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names);
+  void flush_batch();
+  uint32_t new_location(const RawStackFrame& f, uint32_t mapping);
   uint32_t resolve(size_t batch_frame);
 
   // Raw stacks whose locations are found a batch at a time (flush_batch).
@@ -91,8 +101,11 @@ class PerfDataCollector final : public FoldObserver {
   static constexpr size_t kBatchStacks = 32, kBatchFrames = 512;
   std::vector<BatchStack> batch_;
   std::vector<RawStackFrame> batch_frames_;
-  std::vector<uint32_t> batch_name_at_;  // per batch frame: its names in batch_names_
-  std::vector<FrameId> batch_names_;
+  // Per fold frame-cache entry (a frame's names_start): where its names
+  // are in `names`, or kNone. Copied on first sight, as the fold's arena
+  // is valid during on_raw_stack only; 4 bytes an entry (it stays cached).
+  GrowableArray<uint32_t> names_at_;
+  bool finished_ = false;
 
   // The locations not answered by seen_, in fg::OpenTable. A mapped frame's
   // location is its (mapping, frame-cache entry): the entry is one object
@@ -118,8 +131,8 @@ class PerfDataCollector final : public FoldObserver {
   };
   static uint64_t mapped_hash(uint32_t mapping, uint32_t names_start);
   static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start);
-  uint32_t mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* frame_names);
-  uint32_t unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* frame_names);
+  uint32_t mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash);
+  uint32_t unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash);
 
   // How a frame of the stack being added is answered (see on_raw_stack).
   enum class Answer : uint8_t { known, first, hashed };
@@ -154,7 +167,7 @@ class PerfDataCollector final : public FoldObserver {
   OpenTable<MappedSlot, MappedSlotPolicy, HugePageAllocator<MappedSlot>> mapped_table_{4096};
   OpenTable<LocSlot, LocSlotPolicy, HugePageAllocator<LocSlot>> unmapped_table_{1024};
   std::vector<PendingLocation> pending_;
-  std::vector<Seen, HugePageAllocator<Seen>> seen_;
+  GrowableArray<Seen> seen_;
   std::vector<uint32_t> map_by_entry_id_;
   // Recent roots by their comm's address (the fold's root objects stay
   // put), pid and tid: a system-wide fold's raw stacks switch threads often,

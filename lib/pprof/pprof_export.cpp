@@ -293,8 +293,8 @@ class PerfDataPprof {
         if (l.mapping == PerfDataCollector::kNone || source_objects_[l.mapping] == SourceLines::kNoObject) continue;
         const auto& m = c_.mappings[l.mapping];
         size_t n = 0;
-        const SourceLines::Frame* f =
-            source_->lookup(source_objects_[l.mapping], l.address - m.start + m.offset, l.return_address, &n);
+        const SourceLines::Frame* f = source_->lookup(source_objects_[l.mapping], l.address - m.start + m.offset,
+                                                      PerfDataCollector::return_address(l), &n);
         source_at_[li] = {uint32_t(source_frames_.size()), uint32_t(n)};
         source_frames_.insert(source_frames_.end(), f, f + n);
       }
@@ -337,15 +337,17 @@ class PerfDataPprof {
       nsrc = source_at_[li].second;
       src = source_frames_.data() + source_at_[li].first;
     }
-    for (uint32_t k = l.name_count; k-- > 0;) {
-      const FrameId f = c_.names[l.names_start + k];
+    const uint32_t name_count = c_.name_count(l);
+    const FrameId* names = c_.location_names(l);
+    for (uint32_t k = name_count; k-- > 0;) {
+      const FrameId f = names[k];
       // The fold's frames are outermost first, DWARF's innermost first:
       // matched one to one when they agree in number; else the function
       // alone (without --inline) gets the outermost DWARF frame.
-      const uint32_t depth = l.name_count - 1 - k;  // 0 = innermost
+      const uint32_t depth = name_count - 1 - k;  // 0 = innermost
       const SourceLines::Frame* s = nullptr;
-      if (nsrc == l.name_count) s = &src[depth];
-      else if (nsrc && l.name_count == 1) s = &src[nsrc - 1];
+      if (nsrc == name_count) s = &src[depth];
+      else if (nsrc && name_count == 1) s = &src[nsrc - 1];
       if (s && !s->function_file.empty()) {
         lines_.push_back(PprofBuilder::Line{b_.function(profile_.frame_name(f), s->function_file, s->start_line), s->line});
       } else {
@@ -365,7 +367,7 @@ class PerfDataPprof {
   // a loop of independent loads (each a cache miss on a large profile, which
   // then overlap), and the location ids of the stack a few weights ahead are
   // prefetched.
-  void emit_all(const PerfDataCollector::BigVector<PerfDataCollector::Weight>& weights, bool off) {
+  void emit_all(const GrowableArray<PerfDataCollector::Weight>& weights, bool off) {
     label_keys_.resize(weights.size());
     for (size_t i = 0; i < weights.size(); ++i) label_keys_[i] = labels_->key(weights[i].node);
     constexpr size_t kAhead = 4;
@@ -514,7 +516,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   FoldStats& fs = fold_stats ? *fold_stats : local;
   auto t0 = std::chrono::steady_clock::now();
   FoldedProfile profile = fold_perf_data(path, fo, &fs);
-  c.flush_batch();
+  c.finish();
   if (stats) stats->fold_seconds = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
   PerfDataPprof p(path, fold_options, options, fs, profile, c);
