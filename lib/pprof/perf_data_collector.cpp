@@ -8,33 +8,90 @@
 
 namespace fg {
 
+PerfDataCollector::~PerfDataCollector() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
 void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,
                                      size_t count, const FrameId* arena) {
   if (finished_) throw std::logic_error("pprof export: a raw stack after the fold's weights");
-  if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
-  raws[index].root = root_index(root);
-  // Kept for the batch (see flush_batch). The names of each frame-cache
-  // entry are copied the first time it is seen: the fold's arena may move
-  // before the batch is done.
-  batch_.push_back(BatchStack{index, uint32_t(batch_frames_.size()), uint32_t(count)});
+  // The names of each frame-cache entry are copied the first time it is
+  // seen (the fold's arena may move once the call returns); the rest waits
+  // for the location thread.
+  filling_.stacks.push_back(BatchStack{index, root_index(root), uint32_t(filling_.frames.size()), uint32_t(count)});
   for (size_t i = 0; i < count; ++i) {
     const RawStackFrame& f = frames[i];
-    batch_frames_.push_back(f);
     if (names_at_.size() <= f.names_start) names_at_.resize(size_t(f.names_start) + 1 + names_at_.size() / 2, kNone);
     uint32_t& at = names_at_[f.names_start];
-    if (at != kNone) continue;
-    if (names.size() + f.name_count + 1 >= kReturnAddress) throw std::length_error("pprof export: too many frame names");
-    at = uint32_t(names.size());
-    names.push_back(f.name_count);
-    names.append(arena + f.names_start, f.name_count);
+    if (at == kNone) {
+      if (names.size() + f.name_count + 1 >= kReturnAddress) throw std::length_error("pprof export: too many frame names");
+      at = uint32_t(names.size());
+      names.push_back(f.name_count);
+      names.append(arena + f.names_start, f.name_count);
+    }
+    filling_.frames.push_back(
+        BatchFrame{f.address, f.kernel ? nullptr : f.map, f.names_start, at | (f.return_address ? kReturnAddress : 0), f.kernel});
   }
-  if (batch_.size() >= kBatchStacks || batch_frames_.size() >= kBatchFrames) flush_batch();
+  if (filling_.frames.size() >= kHandOffFrames) hand_off();
+}
+
+void PerfDataCollector::hand_off() {
+  if (!own_thread_) {
+    add_batch(filling_);
+  } else {
+    if (!thread_.joinable()) thread_ = std::thread(&PerfDataCollector::location_thread, this);
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [this] { return !handed_full_ || thread_error_; });
+    if (thread_error_) std::rethrow_exception(thread_error_);
+    std::swap(filling_, handed_);
+    handed_full_ = true;
+    lock.unlock();
+    cv_.notify_all();
+  }
+  filling_.stacks.clear();
+  filling_.frames.clear();
+}
+
+void PerfDataCollector::location_thread() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [this] { return handed_full_ || stopping_; });
+      if (!handed_full_) return;  // stopping, nothing left
+      std::swap(handed_, working_);
+      handed_full_ = false;
+    }
+    cv_.notify_all();
+    try {
+      add_batch(working_);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      thread_error_ = std::current_exception();
+      cv_.notify_all();
+      return;
+    }
+  }
 }
 
 void PerfDataCollector::finish() {
   if (finished_) return;
-  flush_batch();
   finished_ = true;
+  if (!filling_.stacks.empty()) hand_off();
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    if (thread_error_) std::rethrow_exception(thread_error_);
+  }
   // Only the raw stacks' locations are needed from here on: the tables
   // go before the weights and the export allocate theirs.
   mapped_table_ = decltype(mapped_table_)();
@@ -42,37 +99,50 @@ void PerfDataCollector::finish() {
   seen_.release();
   names_at_.release();
   decltype(pending_)().swap(pending_);
-  decltype(batch_frames_)().swap(batch_frames_);
+  filling_ = Batch();
+  handed_ = Batch();
+  working_ = Batch();
 }
 
-void PerfDataCollector::flush_batch() {
-  if (batch_.empty()) return;
-  const size_t count = batch_frames_.size();
-  // A frame's names_start names the fold's frame-cache entry (one object
-  // offset, kernel address or JIT address): with the same mapping it is the
-  // same location. A vector indexed by it (`seen_`) holds the first location
-  // per entry (and the one last found in a table): it answers most frames
-  // with one access, and says that a frame of an entry never seen is a new
-  // location, without a probe of a hash table. The rest (another process's
-  // mapping of the object, unmapped addresses) go to the hash tables. Both
-  // miss the CPU caches on a large recording: a batch of stacks is handled
-  // in passes (prefetch seen_, classify and prefetch the table slots,
-  // resolve) so that the misses overlap. The locations and mappings are
-  // numbered as if stack by stack, frame by frame: a frame's answer never
-  // depends on the stacks after it. Room for every frame is made first, so
-  // that no doubling moves slots between a probe and its fill.
+void PerfDataCollector::add_batch(const Batch& b) {
+  for (size_t first = 0; first < b.stacks.size();) {
+    size_t end = first, frames = 0;
+    while (end < b.stacks.size() && end - first < kWindowStacks && frames < kWindowFrames) frames += b.stacks[end++].count;
+    add_window(b, first, end);
+    first = end;
+  }
+}
+
+// The locations of a window of raw stacks. A frame's names_start names the
+// fold's frame-cache entry (one object offset, kernel address or JIT
+// address): with the same mapping it is the same location. A vector indexed
+// by it (`seen_`) holds the first location per entry (and the one last found
+// in a table): it answers most frames with one access, and says that a frame
+// of an entry never seen is a new location, without a probe of a hash table.
+// The rest (another process's mapping of the object, unmapped addresses) go
+// to the hash tables. Both miss the CPU caches on a large recording: a
+// window of stacks is handled in passes (prefetch seen_, classify and
+// prefetch the table slots, resolve) so that the misses overlap. The
+// locations and mappings are numbered as if stack by stack, frame by frame:
+// a frame's answer never depends on the stacks after it. Room for every
+// frame is made first, so that no doubling moves slots between a probe and
+// its fill.
+void PerfDataCollector::add_window(const Batch& b, size_t first_stack, size_t end_stack) {
+  const BatchFrame* frames = b.frames.data() + b.stacks[first_stack].frames_start;
+  const BatchStack& last = b.stacks[end_stack - 1];
+  const size_t count = last.frames_start + last.count - b.stacks[first_stack].frames_start;
   mapped_table_.reserve_for(mapped_table_.size() + count + 1, 3, 4);
   unmapped_table_.reserve_for(unmapped_table_.size() + count + 1, 3, 4);
   pending_.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    const RawStackFrame& f = batch_frames_[i];
+    const BatchFrame& f = frames[i];
     if (!f.kernel && !f.map) continue;
     if (seen_.size() <= f.names_start)
       seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone, kNone, nullptr});
     __builtin_prefetch(&seen_[f.names_start]);
   }
   for (size_t i = 0; i < count; ++i) {
-    const RawStackFrame& f = batch_frames_[i];
+    const BatchFrame& f = frames[i];
     PendingLocation& p = pending_[i];
     p.owner = f.kernel ? kKernelOwner : f.map;
     if (p.owner) {
@@ -84,7 +154,7 @@ void PerfDataCollector::flush_batch() {
       }
       // Numbered here, so that mappings are numbered in frame order.
       p.mapping = mapping_index(f);
-      // An entry still unseen may be seen by an earlier frame of the batch
+      // An entry still unseen may be seen by an earlier frame of the window
       // by the time this one is resolved: its slot is fetched too.
       p.answer = s.owner ? Answer::hashed : Answer::first;
       p.hash = mapped_hash(p.mapping, f.names_start);
@@ -96,23 +166,24 @@ void PerfDataCollector::flush_batch() {
     p.hash = loc_hash(p.mapping, f.address, f.names_start);
     unmapped_table_.prefetch(p.hash);
   }
-  for (const BatchStack& b : batch_) {
-    RawStack& r = raws[b.index];
+  size_t i = 0;
+  for (size_t k = first_stack; k < end_stack; ++k) {
+    const BatchStack& st = b.stacks[k];
+    if (raws.size() <= st.index) raws.resize(size_t(st.index) + 1, RawStack{kNone, 0, 0});
+    RawStack& r = raws[st.index];
+    r.root = st.root;
     r.locs_start = uint32_t(stack_locs.size());
-    r.locs_count = b.count;
-    for (size_t i = b.frames_start; i < b.frames_start + b.count; ++i) stack_locs.push_back(resolve(i));
+    r.locs_count = st.count;
+    for (size_t end = i + st.count; i < end; ++i) stack_locs.push_back(resolve(frames[i], i));
   }
-  batch_.clear();
-  batch_frames_.clear();
 }
 
-// The location of the batch's frame i, classified by flush_batch.
-uint32_t PerfDataCollector::resolve(size_t i) {
-  const RawStackFrame& f = batch_frames_[i];
+// The location of the window's frame i, classified by add_window.
+uint32_t PerfDataCollector::resolve(const BatchFrame& f, size_t i) {
   PendingLocation& p = pending_[i];
   if (p.answer == Answer::known) return p.mapping;
   if (!p.owner) return unmapped_location(f, p.mapping, p.hash);
-  // Seen since, earlier in this batch?
+  // Seen since, earlier in this window?
   Seen& s = seen_[f.names_start];
   if (s.owner == p.owner) return s.location;
   if (s.recent_owner == p.owner) return s.recent_location;
@@ -136,7 +207,7 @@ uint64_t PerfDataCollector::loc_hash(uint32_t mapping, uint64_t address, uint32_
   return detail::hash_pair(address, (uint64_t(mapping) << 32) | names_start);
 }
 
-uint32_t PerfDataCollector::mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash) {
+uint32_t PerfDataCollector::mapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash) {
   size_t i = mapped_table_.probe(
       hash, [&](const MappedSlot& s) { return s.mapping == mapping && s.names_start == f.names_start; });
   const MappedSlot& slot = mapped_table_.at(i);
@@ -146,7 +217,7 @@ uint32_t PerfDataCollector::mapped_location(const RawStackFrame& f, uint32_t map
   return id;
 }
 
-uint32_t PerfDataCollector::unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash) {
+uint32_t PerfDataCollector::unmapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash) {
   size_t i = unmapped_table_.probe(hash, [&](const LocSlot& s) {
     return s.address == f.address && s.mapping == mapping && s.arena_start == f.names_start;
   });
@@ -157,9 +228,9 @@ uint32_t PerfDataCollector::unmapped_location(const RawStackFrame& f, uint32_t m
   return id;
 }
 
-uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping) {
+uint32_t PerfDataCollector::new_location(const BatchFrame& f, uint32_t mapping) {
   uint32_t id = uint32_t(locations.size());
-  locations.push_back(LocationCopy{f.address, mapping, names_at_[f.names_start] | (f.return_address ? kReturnAddress : 0)});
+  locations.push_back(LocationCopy{f.address, mapping, f.names});
   return id;
 }
 
@@ -186,7 +257,7 @@ size_t PerfDataCollector::RootKeyHash::operator()(const RootKey& k) const {
          size_t(uint32_t(k.tid)) * 0x9e3779b97f4a7c15ull;
 }
 
-uint32_t PerfDataCollector::mapping_index(const RawStackFrame& f) {
+uint32_t PerfDataCollector::mapping_index(const BatchFrame& f) {
   if (f.kernel) {
     kernel_min = std::min(kernel_min, f.address);
     kernel_max = std::max(kernel_max, f.address);

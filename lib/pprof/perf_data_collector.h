@@ -2,11 +2,17 @@
 // fold runs (a FoldObserver): each raw stack's locations (one per sampled
 // address in its mapping, deduplicated), the mappings, the threads (roots)
 // and the weights. The pprof is built from it once the fold is complete.
+// The locations are found on a thread of the collector's own, batches of
+// raw stacks behind the fold.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +25,12 @@ namespace fg {
 
 class PerfDataCollector final : public FoldObserver {
  public:
+  // own_thread: find the locations on a second thread (else on the fold's).
+  explicit PerfDataCollector(bool own_thread = true) : own_thread_(own_thread) {}
+  ~PerfDataCollector() override;
+  PerfDataCollector(const PerfDataCollector&) = delete;
+  PerfDataCollector& operator=(const PerfDataCollector&) = delete;
+
   struct MappingCopy {
     uint64_t start = 0, limit = 0, offset = 0;
     std::string path, build_id;  // build_id raw bytes
@@ -63,9 +75,9 @@ class PerfDataCollector final : public FoldObserver {
     off_weights.push_back(Weight{0, double(nanoseconds), index, node, extra});
   }
 
-  // Handles the raw stacks still held for a batch and frees the lookup
-  // tables: call once the fold is done, before reading the fields below
-  // (on_samples and on_off_cpu do; no raw stack may follow).
+  // Waits for the locations of the raw stacks handed over and frees the
+  // lookup tables: call once the fold is done, before reading the fields
+  // below (on_samples and on_off_cpu do; no raw stack may follow).
   void finish();
 
   // A location's frame names, outermost first.
@@ -86,21 +98,47 @@ class PerfDataCollector final : public FoldObserver {
   uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
 
  private:
+  // A raw stack's frame as the fold handed it over, with where its names
+  // were copied to (names is only written by the fold's thread).
+  struct BatchFrame {  // 32 bytes
+    uint64_t address;
+    const MapEntry* map;  // MapEntry objects stay put and unchanged for the fold's lifetime
+    uint32_t names_start;  // the fold's frame-cache entry
+    uint32_t names;  // as LocationCopy::names
+    bool kernel;
+  };
+  struct BatchStack {
+    uint32_t index, root, frames_start, count;
+  };
+  struct Batch {
+    std::vector<BatchStack> stacks;
+    std::vector<BatchFrame> frames;
+  };
+  // Raw stacks are handed to the location thread this many frames at a time.
+  static constexpr size_t kHandOffFrames = 8192;
+  // ... which finds their locations in windows this small (see add_window).
+  static constexpr size_t kWindowStacks = 32, kWindowFrames = 512;
+
   uint32_t root_index(const RawStackRoot& r);
   uint32_t root_index_slow(const RawStackRoot& r);
-  uint32_t mapping_index(const RawStackFrame& f);
+  void hand_off();
+  void location_thread();
+  void add_batch(const Batch& b);
+  void add_window(const Batch& b, size_t first_stack, size_t end_stack);
+  uint32_t mapping_index(const BatchFrame& f);
   uint32_t new_mapping(const MapEntry& e);
-  void flush_batch();
-  uint32_t new_location(const RawStackFrame& f, uint32_t mapping);
-  uint32_t resolve(size_t batch_frame);
+  uint32_t new_location(const BatchFrame& f, uint32_t mapping);
+  uint32_t resolve(const BatchFrame& f, size_t window_frame);
 
-  // Raw stacks whose locations are found a batch at a time (flush_batch).
-  struct BatchStack {
-    uint32_t index, frames_start, count;
-  };
-  static constexpr size_t kBatchStacks = 32, kBatchFrames = 512;
-  std::vector<BatchStack> batch_;
-  std::vector<RawStackFrame> batch_frames_;
+  // The fold's thread fills filling_; hand_off() passes it to the location
+  // thread through handed_ (waiting while that one is still taken).
+  const bool own_thread_;
+  Batch filling_, handed_, working_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool handed_full_ = false, stopping_ = false;
+  std::exception_ptr thread_error_;
   // Per fold frame-cache entry (a frame's names_start): where its names
   // are in `names`, or kNone. Copied on first sight, as the fold's arena
   // is valid during on_raw_stack only; 4 bytes an entry (it stays cached).
@@ -131,8 +169,8 @@ class PerfDataCollector final : public FoldObserver {
   };
   static uint64_t mapped_hash(uint32_t mapping, uint32_t names_start);
   static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start);
-  uint32_t mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash);
-  uint32_t unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash);
+  uint32_t mapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash);
+  uint32_t unmapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash);
 
   // How a frame of the stack being added is answered (see on_raw_stack).
   enum class Answer : uint8_t { known, first, hashed };

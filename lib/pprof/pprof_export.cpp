@@ -3,8 +3,9 @@
 #include <chrono>
 #include <cmath>
 #include <future>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 #include "categories/profile_categories.h"
@@ -507,7 +508,9 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
 std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fold_options,
                                  const PprofExportOptions& options, FoldStats* fold_stats, FoldedProfile* folded,
                                  PprofExportStats* stats) {
-  PerfDataCollector c;
+  // The collector's thread, unless the fold is asked for one thread, or
+  // there is one core.
+  PerfDataCollector c(fold_options.threads != 1 && std::thread::hardware_concurrency() > 1);
   FoldOptions fo = fold_options;
   fo.observer = &c;
   // Where each object was found: its DWARF gives file names and lines.
