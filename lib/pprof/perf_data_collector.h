@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -54,9 +55,9 @@ class PerfDataCollector final : public FoldObserver {
     int32_t pid, tid;
     FrameId frame;
   };
-  struct Weight {  // 32 bytes
-    uint64_t samples;
+  struct Weight {  // 24 bytes: one per raw stack
     double value;
+    uint32_t samples;  // of one raw stack (see on_samples)
     uint32_t raw;
     NodeId node;
     FrameId extra;  // the wall view's "[off-cpu: S]" leaf, or kNoFrame
@@ -67,12 +68,14 @@ class PerfDataCollector final : public FoldObserver {
                     const FrameId* arena) override;
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
     finish();
+    // 4 G samples of one stack would take a perf.data of hundreds of GB.
+    if (samples > UINT32_MAX) throw std::length_error("pprof export: over 4 G samples of one stack");
     if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
-    weights.push_back(Weight{samples, weight, index, node, FoldedProfile::kNoFrame});
+    weights.push_back(Weight{weight, uint32_t(samples), index, node, FoldedProfile::kNoFrame});
   }
   void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
     finish();
-    off_weights.push_back(Weight{0, double(nanoseconds), index, node, extra});
+    off_weights.push_back(Weight{double(nanoseconds), 0, index, node, extra});
   }
 
   // Waits for the locations of the raw stacks handed over and frees the

@@ -258,7 +258,11 @@ std::string PprofBuilder::encode_gzip(int level) {
   size_t total = 0;
   for (const auto& m : done_members_) total += m.size();
   out.reserve(total);
-  for (const auto& m : done_members_) out += m;
+  for (auto& m : done_members_) {
+    out += m;
+    std::string().swap(m);  // the whole file is not held twice
+  }
+  done_members_.clear();
   return out;
 }
 

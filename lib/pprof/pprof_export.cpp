@@ -1,5 +1,6 @@
 #include "pprof/pprof_export.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -9,7 +10,6 @@
 #include <unordered_map>
 
 #include "categories/profile_categories.h"
-#include "fold/huge_page_allocator.h"
 #include "pprof/perf_data_collector.h"
 #include "pprof/perf_wall_clock.h"
 #include "pprof/pprof_builder.h"
@@ -153,7 +153,9 @@ class PerfDataPprof {
   PerfDataPprof(const std::string& path, const FoldOptions& fold_options, const PprofExportOptions& options,
                 const FoldStats& fs, const FoldedProfile& profile, const PerfDataCollector& c)
       : path_(path), fold_options_(fold_options), options_(options), fs_(fs), profile_(profile), c_(c),
-        function_of_(profile.frame_count(), 0), location_of_(c.locations.size(), 0) {}
+        function_of_(profile.frame_count(), 0) {
+    location_of_.resize(c.locations.size(), 0);
+  }
 
   // The lookup thread writes members declared after its future: it must end first.
   ~PerfDataPprof() {
@@ -202,16 +204,16 @@ class PerfDataPprof {
       if (b_.add_mapping(mappings_[i]) != i + 1) throw std::logic_error("pprof export: mapping ids out of order");
     }
     for (size_t i = 0; i < order_.size(); ++i) {
-      const uint64_t entry = order_[i];
+      const uint32_t entry = order_[i];
       const uint64_t id = entry & kPlainEntry ? encode_plain_location(FrameId(entry & ~kPlainEntry))
-                                              : encode_location(uint32_t(entry));
+                                              : encode_location(entry);
       if (id != i + 1) throw std::logic_error("pprof export: location ids out of order");
     }
   }
 
   void fill_stats(PprofExportStats& stats) {
     stats.mappings = c_.mappings.size();
-    stats.locations = c_.locations.size() + plain_locations_.size();
+    stats.locations = c_.locations.size() + plain_count_;
     stats.functions = b_.function_count();
     if (source_) {
       stats.source_objects = source_->stats().objects_with_lines;
@@ -311,6 +313,7 @@ class PerfDataPprof {
   uint64_t location(uint32_t li) {
     uint32_t& id = location_of_[li];
     if (!id) {
+      if (li >= kPlainEntry || order_.size() >= kPlainEntry) throw std::length_error("pprof export: too many locations");
       order_.push_back(li);
       id = uint32_t(order_.size());
     }
@@ -319,12 +322,18 @@ class PerfDataPprof {
 
   // Frames with no address (the root's comm, "[off-cpu: S]"): one location each.
   uint64_t plain_location(FrameId f) {
-    auto [it, fresh] = plain_locations_.try_emplace(f, 0);
-    if (fresh) {
-      order_.push_back(kPlainEntry | f);
-      it->second = order_.size();
+    if (f >= plain_location_of_.size()) {
+      if (f >= kPlainEntry) throw std::length_error("pprof export: too many frames");
+      plain_location_of_.resize(size_t(f) + 1 + plain_location_of_.size() / 2, 0);
     }
-    return it->second;
+    uint32_t& id = plain_location_of_[f];
+    if (!id) {
+      if (order_.size() >= kPlainEntry) throw std::length_error("pprof export: too many locations");
+      order_.push_back(kPlainEntry | f);
+      id = uint32_t(order_.size());
+      ++plain_count_;
+    }
+    return id;
   }
 
   // A location's lines, innermost (inlined) first: the fold's frame names,
@@ -369,12 +378,15 @@ class PerfDataPprof {
   // then overlap), and the location ids of the stack a few weights ahead are
   // prefetched.
   void emit_all(const GrowableArray<PerfDataCollector::Weight>& weights, bool off) {
-    label_keys_.resize(weights.size());
-    for (size_t i = 0; i < weights.size(); ++i) label_keys_[i] = labels_->key(weights[i].node);
-    constexpr size_t kAhead = 4;
-    for (size_t i = 0; i < weights.size(); ++i) {
-      if (i + kAhead < weights.size()) prefetch_locations(weights[i + kAhead]);
-      emit(weights[i], label_keys_[i], off);
+    constexpr size_t kKeys = 4096, kAhead = 4;
+    uint64_t keys[kKeys];
+    for (size_t start = 0; start < weights.size(); start += kKeys) {
+      const size_t n = std::min(kKeys, weights.size() - start);
+      for (size_t i = 0; i < n; ++i) keys[i] = labels_->key(weights[start + i].node);
+      for (size_t i = 0; i < n; ++i) {
+        if (start + i + kAhead < weights.size()) prefetch_locations(weights[start + i + kAhead]);
+        emit(weights[start + i], keys[i], off);
+      }
     }
   }
 
@@ -439,14 +451,14 @@ class PerfDataPprof {
   std::vector<SourceLines::Frame> source_frames_;
   // Locations in order of first use (their ids - 1): a collector location's
   // index, or kPlainEntry | a frame without an address.
-  static constexpr uint64_t kPlainEntry = uint64_t(1) << 63;
-  std::vector<uint64_t> order_;
+  static constexpr uint32_t kPlainEntry = uint32_t(1) << 31;
+  GrowableArray<uint32_t> order_;
   std::vector<uint64_t> function_of_;
   // Per collector location: its id, 0 until used. Read at random by emit:
   // 4 bytes an entry, on huge pages.
-  std::vector<uint32_t, HugePageAllocator<uint32_t>> location_of_;
-  std::vector<uint64_t> label_keys_;  // per weight being emitted (see emit_all)
-  std::unordered_map<FrameId, uint64_t> plain_locations_;  // frame -> location id
+  GrowableArray<uint32_t> location_of_;
+  std::vector<uint32_t> plain_location_of_;  // per frame: its location id, 0 until used
+  size_t plain_count_ = 0;
   std::vector<PprofBuilder::Line> lines_;
   std::vector<uint64_t> locs_;
   const SampleLabels* labels_ = nullptr;
