@@ -24,7 +24,16 @@ void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, c
   // The names of each frame-cache entry are copied the first time it is
   // seen (the fold's arena may move once the call returns); the rest waits
   // for the location thread.
-  filling_.stacks.push_back(BatchStack{index, root_index(root), uint32_t(filling_.frames.size()), uint32_t(count)});
+  if (root_names_at_.size() <= root.frame) root_names_at_.resize(size_t(root.frame) + 1 + root_names_at_.size() / 2, kNone);
+  uint32_t& root_names = root_names_at_[root.frame];
+  if (root_names == kNone) {
+    if (names.size() + 2 >= kReturnAddress) throw std::length_error("pprof export: too many frame names");
+    root_names = uint32_t(names.size());
+    names.push_back(1);
+    names.push_back(root.frame);
+  }
+  filling_.stacks.push_back(BatchStack{index, root_index(root), uint32_t(filling_.frames.size()), uint32_t(count),
+                                       root.frame, root_names});
   for (size_t i = 0; i < count; ++i) {
     const RawStackFrame& f = frames[i];
     if (names_at_.size() <= f.names_start) names_at_.resize(size_t(f.names_start) + 1 + names_at_.size() / 2, kNone);
@@ -173,9 +182,23 @@ void PerfDataCollector::add_window(const Batch& b, size_t first_stack, size_t en
     RawStack& r = raws[st.index];
     r.root = st.root;
     r.locs_start = uint32_t(stack_locs.size());
-    r.locs_count = st.count;
+    r.locs_count = st.count + 1;
     for (size_t end = i + st.count; i < end; ++i) stack_locs.push_back(resolve(frames[i], i));
+    stack_locs.push_back(root_location(st));
   }
+}
+
+// The root frame's location: one per frame name (comm), numbered where
+// it is first used, after the frames of its first stack.
+uint32_t PerfDataCollector::root_location(const BatchStack& st) {
+  if (root_location_of_.size() <= st.root_frame)
+    root_location_of_.resize(size_t(st.root_frame) + 1 + root_location_of_.size() / 2, kNone);
+  uint32_t& loc = root_location_of_[st.root_frame];
+  if (loc == kNone) {
+    loc = uint32_t(locations.size());
+    locations.push_back(LocationCopy{0, kNone, st.root_names});
+  }
+  return loc;
 }
 
 // The location of the window's frame i, classified by add_window.

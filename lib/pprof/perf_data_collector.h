@@ -48,7 +48,9 @@ class PerfDataCollector final : public FoldObserver {
   static constexpr uint32_t kReturnAddress = uint32_t(1) << 31;
   struct RawStack {
     uint32_t root;  // index into roots
-    uint32_t locs_start, locs_count;  // into stack_locs, leaf first
+    // Into stack_locs: leaf first, and last the root frame (the thread's
+    // comm, as in folded output), a location of its own with no address.
+    uint32_t locs_start, locs_count;
   };
   struct Root {
     std::string comm;
@@ -112,6 +114,8 @@ class PerfDataCollector final : public FoldObserver {
   };
   struct BatchStack {
     uint32_t index, root, frames_start, count;
+    FrameId root_frame;
+    uint32_t root_names;  // as LocationCopy::names
   };
   struct Batch {
     std::vector<BatchStack> stacks;
@@ -132,6 +136,7 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t new_mapping(const MapEntry& e);
   uint32_t new_location(const BatchFrame& f, uint32_t mapping);
   uint32_t resolve(const BatchFrame& f, size_t window_frame);
+  uint32_t root_location(const BatchStack& st);
 
   // The fold's thread fills filling_; hand_off() passes it to the location
   // thread through handed_ (waiting while that one is still taken).
@@ -146,6 +151,8 @@ class PerfDataCollector final : public FoldObserver {
   // are in `names`, or kNone. Copied on first sight, as the fold's arena
   // is valid during on_raw_stack only; 4 bytes an entry (it stays cached).
   GrowableArray<uint32_t> names_at_;
+  std::vector<uint32_t> root_names_at_;  // the same per root frame
+  std::vector<uint32_t> root_location_of_;  // per root frame: its location, or kNone (location thread)
   bool finished_ = false;
 
   // The locations not answered by seen_, in fg::OpenTable. A mapped frame's

@@ -404,7 +404,6 @@ class PerfDataPprof {
     locs_.clear();
     if (w.extra != FoldedProfile::kNoFrame) locs_.push_back(plain_location(w.extra));
     for (uint32_t i = 0; i < raw.locs_count; ++i) locs_.push_back(location(c_.stack_locs[raw.locs_start + i]));
-    locs_.push_back(plain_location(root.frame));
     int64_t values[2];
     size_t nv = 0;
     if (with_samples_) values[nv++] = int64_t(w.samples);
