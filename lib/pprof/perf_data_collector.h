@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
@@ -98,7 +99,9 @@ class PerfDataCollector final : public FoldObserver {
   GrowableArray<FrameId> names;
   GrowableArray<uint32_t> stack_locs;
   GrowableArray<RawStack> raws;
-  std::vector<Root> roots;
+  // A deque: root_ids_ keys view the comm strings, which must not move
+  // (a short std::string keeps its characters inside itself).
+  std::deque<Root> roots;
   GrowableArray<Weight> weights, off_weights;
   uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
 
