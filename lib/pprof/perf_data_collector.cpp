@@ -56,10 +56,14 @@ void PerfDataCollector::hand_off() {
   } else {
     if (!thread_.joinable()) thread_ = std::thread(&PerfDataCollector::location_thread, this);
     std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [this] { return !handed_full_ || thread_error_; });
+    cv_.wait(lock, [this] { return queued_.size() < kQueuedBatches || thread_error_; });
     if (thread_error_) std::rethrow_exception(thread_error_);
-    std::swap(filling_, handed_);
-    handed_full_ = true;
+    queued_.push_back(std::move(filling_));
+    filling_ = Batch();
+    if (!spare_.empty()) {
+      filling_ = std::move(spare_.back());
+      spare_.pop_back();
+    }
     lock.unlock();
     cv_.notify_all();
   }
@@ -71,10 +75,16 @@ void PerfDataCollector::location_thread() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [this] { return handed_full_ || stopping_; });
-      if (!handed_full_) return;  // stopping, nothing left
-      std::swap(handed_, working_);
-      handed_full_ = false;
+      if (!working_.stacks.empty()) {  // emptied: for the fold to fill again
+        working_.stacks.clear();
+        working_.frames.clear();
+        spare_.push_back(std::move(working_));
+        working_ = Batch();
+      }
+      cv_.wait(lock, [this] { return !queued_.empty() || stopping_; });
+      if (queued_.empty()) return;  // stopping, nothing left
+      working_ = std::move(queued_.front());
+      queued_.pop_front();
     }
     cv_.notify_all();
     try {
@@ -109,8 +119,8 @@ void PerfDataCollector::finish() {
   names_at_.release();
   decltype(pending_)().swap(pending_);
   filling_ = Batch();
-  handed_ = Batch();
   working_ = Batch();
+  spare_.clear();
 }
 
 void PerfDataCollector::add_batch(const Batch& b) {

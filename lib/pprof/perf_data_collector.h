@@ -141,14 +141,18 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t resolve(const BatchFrame& f, size_t window_frame);
   uint32_t root_location(const BatchStack& st);
 
-  // The fold's thread fills filling_; hand_off() passes it to the location
-  // thread through handed_ (waiting while that one is still taken).
+  // The fold's thread fills filling_; hand_off() queues it for the location
+  // thread (waiting while kQueuedBatches are: the fold is faster at times,
+  // the location thread at others) and takes an emptied batch from spare_.
+  static constexpr size_t kQueuedBatches = 4;
   const bool own_thread_;
-  Batch filling_, handed_, working_;
+  Batch filling_, working_;
+  std::deque<Batch> queued_;
+  std::vector<Batch> spare_;
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  bool handed_full_ = false, stopping_ = false;
+  bool stopping_ = false;
   std::exception_ptr thread_error_;
   // Per fold frame-cache entry (a frame's names_start): where its names
   // are in `names`, or kNone. Copied on first sight, as the fold's arena
