@@ -1,14 +1,17 @@
 // An array of trivially copyable values for the pprof export's tables of
-// millions of entries: one anonymous mapping (huge pages asked for), grown
-// with mremap, which moves the pages instead of copying them into fresh
-// ones as std::vector's doubling does (each doubling faults in and zeroes
-// new memory: most of the export's kernel time on a large recording).
+// millions of entries: past 2 MiB, one anonymous mapping (huge pages asked
+// for), grown with mremap, which moves the pages instead of copying them
+// into fresh ones as std::vector's doubling does (each doubling faults in
+// and zeroes new memory: most of the export's kernel time on a large
+// recording). Smaller, malloc'ed (a small export would otherwise fault in
+// a 2 MiB huge page per array).
 #pragma once
 
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -63,7 +66,8 @@ class GrowableArray {
   void clear() { size_ = 0; }
   // Gives the memory back (clear() keeps it).
   void release() {
-    if (data_) munmap(data_, bytes_);
+    if (data_ && mapped()) munmap(data_, bytes_);
+    else std::free(data_);
     data_ = nullptr;
     size_ = bytes_ = 0;
   }
@@ -75,16 +79,29 @@ class GrowableArray {
 
  private:
   static constexpr size_t kHuge = size_t(2) << 20;
+  bool mapped() const { return bytes_ >= kHuge; }
 
-  // At least doubles (amortised O(1) appends); whole huge pages, which the
-  // kernel places on a huge-page boundary (only touched pages are faulted in).
+  // At least doubles (amortised O(1) appends). Past kHuge, whole huge
+  // pages, which the kernel places on a huge-page boundary (only touched
+  // pages are faulted in); the malloc'ed start is copied once.
   void grow(size_t count) {
     if (count > (size_t(1) << 46) / sizeof(T)) throw std::bad_alloc();
-    size_t bytes = std::max(count * sizeof(T), bytes_ * 2);
-    bytes = (std::max(bytes, kHuge) + kHuge - 1) & ~(kHuge - 1);
-    void* p = data_ ? mremap(data_, bytes_, bytes, MREMAP_MAYMOVE)
-                    : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    size_t bytes = std::max({count * sizeof(T), bytes_ * 2, size_t(4096)});
+    if (bytes < kHuge) {
+      void* p = std::realloc(data_, bytes);
+      if (!p) throw std::bad_alloc();
+      data_ = static_cast<T*>(p);
+      bytes_ = bytes;
+      return;
+    }
+    bytes = (bytes + kHuge - 1) & ~(kHuge - 1);
+    void* p = mapped() ? mremap(data_, bytes_, bytes, MREMAP_MAYMOVE)
+                       : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
+    if (!mapped() && data_) {
+      std::memcpy(p, static_cast<const void*>(data_), size_ * sizeof(T));
+      std::free(data_);
+    }
     // A hint (fine if transparent huge pages are off); the enlarged mapping
     // keeps it, but a moved one is asked again.
     madvise(p, bytes, MADV_HUGEPAGE);
