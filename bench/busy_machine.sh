@@ -4,7 +4,7 @@
 # 2-core machine runs, system-wide with frame pointers, and prints in one run
 # `fgtool fold` (default threads and --threads 1) against
 # `perf script --no-inline > /dev/null`, a cold first run against warm runs,
-# and PASS/MISS against the targets.
+# and PASS/MISS against the targets; and what `fgtool export -f pprof` adds.
 #
 #   bench/busy_machine.sh [BUILD_DIR] [options]
 #     --seconds N     length of the recording (default 240: ~2.4 M samples, ~300 MB)
@@ -265,6 +265,7 @@ echo "warm, best of $runs (load average $(loadavg)):"
 best "fgtool fold" fold "$runs" "$fg" fold "$data"
 best "fgtool fold --threads 1" fold1 "$runs" "$fg" fold --threads 1 "$data"
 best "perf script --no-inline > /dev/null" script "$runs" perf script --no-inline -i "$data"
+best "fgtool export -f pprof --no-source-lines" export "$runs" "$fg" export -f pprof --no-source-lines "$data" -o /dev/null
 echo "  load average after: $(loadavg)"
 
 echo
@@ -282,6 +283,9 @@ printf '  %-4s cold first run <= 1.5x warm: %s s vs %s s (%sx)\n' \
   "$(verdict "$cold_wall <= 1.5 * $fold_wall")" "$cold_wall" "$fold_wall" \
   "$(awk -v c="$cold_wall" -v w="$fold_wall" 'BEGIN{printf "%.2f", c/w}')"
 printf '  (also: under 0.8 s: %s, %s s)\n' "$(verdict "$fold_wall < 0.8")" "$fold_wall"
+printf '  %-4s pprof export adds < 0.3 s to the fold: +%s s wall (+%s s cpu), peak %s MB vs %s MB (issue 18)\n' \
+  "$(verdict "$export_wall - $fold_wall < 0.3")" "$(awk -v e="$export_wall" -v f="$fold_wall" 'BEGIN{printf "%.2f", e-f}')" \
+  "$(awk -v e="$export_cpu" -v f="$fold_cpu" 'BEGIN{printf "%.2f", e-f}')" "$export_rssmax" "$fold_rssmax"
 fi
 
 [ $profile != 0 ] || exit 0

@@ -1,56 +1,167 @@
 #include "pprof/perf_data_collector.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "folded/hash.h"
 #include "unwind/process_table.h"
 
 namespace fg {
 
-void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,
-                                     size_t count, const FrameId* arena) {
-  if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
-  raws[index].root = root_index(root);
-  // Kept for the batch (see flush_batch), with copies of their names: the
-  // fold's arena may move before the batch is done.
-  batch_.push_back(BatchStack{index, uint32_t(batch_frames_.size()), uint32_t(count)});
-  for (size_t i = 0; i < count; ++i) {
-    RawStackFrame f = frames[i];
-    batch_frames_.push_back(f);
-    batch_name_at_.push_back(uint32_t(batch_names_.size()));
-    batch_names_.insert(batch_names_.end(), arena + f.names_start, arena + f.names_start + f.name_count);
+PerfDataCollector::~PerfDataCollector() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
   }
-  if (batch_.size() >= kBatchStacks || batch_frames_.size() >= kBatchFrames) flush_batch();
+  cv_.notify_all();
+  thread_.join();
 }
 
-void PerfDataCollector::flush_batch() {
-  if (batch_.empty()) return;
-  const size_t count = batch_frames_.size();
-  // A frame's names_start names the fold's frame-cache entry (one object
-  // offset, kernel address or JIT address): with the same mapping it is the
-  // same location. A vector indexed by it (`seen_`) holds the first location
-  // per entry (and the one last found in a table): it answers most frames
-  // with one access, and says that a frame of an entry never seen is a new
-  // location, without a probe of a hash table. The rest (another process's
-  // mapping of the object, unmapped addresses) go to the hash tables. Both
-  // miss the CPU caches on a large recording: a batch of stacks is handled
-  // in passes (prefetch seen_, classify and prefetch the table slots,
-  // resolve) so that the misses overlap. The locations and mappings are
-  // numbered as if stack by stack, frame by frame: a frame's answer never
-  // depends on the stacks after it. Room for every frame is made first, so
-  // that no doubling moves slots between a probe and its fill.
+void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,
+                                     size_t count, const FrameId* arena) {
+  if (finished_) throw std::logic_error("pprof export: a raw stack after the fold's weights");
+  // The names of each frame-cache entry are copied the first time it is
+  // seen (the fold's arena may move once the call returns); the rest waits
+  // for the location thread.
+  if (root_names_at_.size() <= root.frame) root_names_at_.resize(size_t(root.frame) + 1 + root_names_at_.size() / 2, kNone);
+  uint32_t& root_names = root_names_at_[root.frame];
+  if (root_names == kNone) {
+    if (names.size() + 2 >= kReturnAddress) throw std::length_error("pprof export: too many frame names");
+    root_names = uint32_t(names.size());
+    names.push_back(1);
+    names.push_back(root.frame);
+  }
+  filling_.stacks.push_back(BatchStack{index, root_index(root), uint32_t(filling_.frames.size()), uint32_t(count),
+                                       root.frame, root_names});
+  for (size_t i = 0; i < count; ++i) {
+    const RawStackFrame& f = frames[i];
+    if (names_at_.size() <= f.names_start) names_at_.resize(size_t(f.names_start) + 1 + names_at_.size() / 2, kNone);
+    uint32_t& at = names_at_[f.names_start];
+    if (at == kNone) {
+      if (names.size() + f.name_count + 1 >= kReturnAddress) throw std::length_error("pprof export: too many frame names");
+      at = uint32_t(names.size());
+      names.push_back(f.name_count);
+      names.append(arena + f.names_start, f.name_count);
+    }
+    filling_.frames.push_back(
+        BatchFrame{f.address, f.kernel ? nullptr : f.map, f.names_start, at | (f.return_address ? kReturnAddress : 0), f.kernel});
+  }
+  if (filling_.frames.size() >= kHandOffFrames) hand_off();
+}
+
+void PerfDataCollector::hand_off() {
+  if (!own_thread_) {
+    add_batch(filling_);
+  } else {
+    if (!thread_.joinable()) thread_ = std::thread(&PerfDataCollector::location_thread, this);
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [this] { return queued_.size() < kQueuedBatches || thread_error_; });
+    if (thread_error_) std::rethrow_exception(thread_error_);
+    queued_.push_back(std::move(filling_));
+    filling_ = Batch();
+    if (!spare_.empty()) {
+      filling_ = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    lock.unlock();
+    cv_.notify_all();
+  }
+  filling_.stacks.clear();
+  filling_.frames.clear();
+}
+
+void PerfDataCollector::location_thread() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!working_.stacks.empty()) {  // emptied: for the fold to fill again
+        working_.stacks.clear();
+        working_.frames.clear();
+        spare_.push_back(std::move(working_));
+        working_ = Batch();
+      }
+      cv_.wait(lock, [this] { return !queued_.empty() || stopping_; });
+      if (queued_.empty()) return;  // stopping, nothing left
+      working_ = std::move(queued_.front());
+      queued_.pop_front();
+    }
+    cv_.notify_all();
+    try {
+      add_batch(working_);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      thread_error_ = std::current_exception();
+      cv_.notify_all();
+      return;
+    }
+  }
+}
+
+void PerfDataCollector::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (!filling_.stacks.empty()) hand_off();
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    if (thread_error_) std::rethrow_exception(thread_error_);
+  }
+  // Only the raw stacks' locations are needed from here on: the tables
+  // go before the weights and the export allocate theirs.
+  mapped_table_ = decltype(mapped_table_)();
+  unmapped_table_ = decltype(unmapped_table_)();
+  seen_.release();
+  names_at_.release();
+  decltype(pending_)().swap(pending_);
+  filling_ = Batch();
+  working_ = Batch();
+  spare_.clear();
+}
+
+void PerfDataCollector::add_batch(const Batch& b) {
+  for (size_t first = 0; first < b.stacks.size();) {
+    size_t end = first, frames = 0;
+    while (end < b.stacks.size() && end - first < kWindowStacks && frames < kWindowFrames) frames += b.stacks[end++].count;
+    add_window(b, first, end);
+    first = end;
+  }
+}
+
+// The locations of a window of raw stacks. A frame's names_start names the
+// fold's frame-cache entry (one object offset, kernel address or JIT
+// address): with the same mapping it is the same location. A vector indexed
+// by it (`seen_`) holds the first location per entry (and the one last found
+// in a table): it answers most frames with one access, and says that a frame
+// of an entry never seen is a new location, without a probe of a hash table.
+// The rest (another process's mapping of the object, unmapped addresses) go
+// to the hash tables. Both miss the CPU caches on a large recording: a
+// window of stacks is handled in passes (prefetch seen_, classify and
+// prefetch the table slots, resolve) so that the misses overlap. The
+// locations and mappings are numbered as if stack by stack, frame by frame:
+// a frame's answer never depends on the stacks after it. Room for every
+// frame is made first, so that no doubling moves slots between a probe and
+// its fill.
+void PerfDataCollector::add_window(const Batch& b, size_t first_stack, size_t end_stack) {
+  const BatchFrame* frames = b.frames.data() + b.stacks[first_stack].frames_start;
+  const BatchStack& last = b.stacks[end_stack - 1];
+  const size_t count = last.frames_start + last.count - b.stacks[first_stack].frames_start;
   mapped_table_.reserve_for(mapped_table_.size() + count + 1, 3, 4);
   unmapped_table_.reserve_for(unmapped_table_.size() + count + 1, 3, 4);
   pending_.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    const RawStackFrame& f = batch_frames_[i];
+    const BatchFrame& f = frames[i];
     if (!f.kernel && !f.map) continue;
     if (seen_.size() <= f.names_start)
       seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone, kNone, nullptr});
     __builtin_prefetch(&seen_[f.names_start]);
   }
   for (size_t i = 0; i < count; ++i) {
-    const RawStackFrame& f = batch_frames_[i];
+    const BatchFrame& f = frames[i];
     PendingLocation& p = pending_[i];
     p.owner = f.kernel ? kKernelOwner : f.map;
     if (p.owner) {
@@ -62,7 +173,7 @@ void PerfDataCollector::flush_batch() {
       }
       // Numbered here, so that mappings are numbered in frame order.
       p.mapping = mapping_index(f);
-      // An entry still unseen may be seen by an earlier frame of the batch
+      // An entry still unseen may be seen by an earlier frame of the window
       // by the time this one is resolved: its slot is fetched too.
       p.answer = s.owner ? Answer::hashed : Answer::first;
       p.hash = mapped_hash(p.mapping, f.names_start);
@@ -74,36 +185,48 @@ void PerfDataCollector::flush_batch() {
     p.hash = loc_hash(p.mapping, f.address, f.names_start);
     unmapped_table_.prefetch(p.hash);
   }
-  for (const BatchStack& b : batch_) {
-    RawStack& r = raws[b.index];
+  size_t i = 0;
+  for (size_t k = first_stack; k < end_stack; ++k) {
+    const BatchStack& st = b.stacks[k];
+    if (raws.size() <= st.index) raws.resize(size_t(st.index) + 1, RawStack{kNone, 0, 0});
+    RawStack& r = raws[st.index];
+    r.root = st.root;
     r.locs_start = uint32_t(stack_locs.size());
-    r.locs_count = b.count;
-    for (size_t i = b.frames_start; i < b.frames_start + b.count; ++i) stack_locs.push_back(resolve(i));
+    r.locs_count = st.count + 1;
+    for (size_t end = i + st.count; i < end; ++i) stack_locs.push_back(resolve(frames[i], i));
+    stack_locs.push_back(root_location(st));
   }
-  batch_.clear();
-  batch_frames_.clear();
-  batch_name_at_.clear();
-  batch_names_.clear();
 }
 
-// The location of the batch's frame i, classified by flush_batch.
-uint32_t PerfDataCollector::resolve(size_t i) {
-  const RawStackFrame& f = batch_frames_[i];
+// The root frame's location: one per frame name (comm), numbered where
+// it is first used, after the frames of its first stack.
+uint32_t PerfDataCollector::root_location(const BatchStack& st) {
+  if (root_location_of_.size() <= st.root_frame)
+    root_location_of_.resize(size_t(st.root_frame) + 1 + root_location_of_.size() / 2, kNone);
+  uint32_t& loc = root_location_of_[st.root_frame];
+  if (loc == kNone) {
+    loc = uint32_t(locations.size());
+    locations.push_back(LocationCopy{0, kNone, st.root_names});
+  }
+  return loc;
+}
+
+// The location of the window's frame i, classified by add_window.
+uint32_t PerfDataCollector::resolve(const BatchFrame& f, size_t i) {
   PendingLocation& p = pending_[i];
   if (p.answer == Answer::known) return p.mapping;
-  const FrameId* names = batch_names_.data() + batch_name_at_[i];
-  if (!p.owner) return unmapped_location(f, p.mapping, p.hash, names);
-  // Seen since, earlier in this batch?
+  if (!p.owner) return unmapped_location(f, p.mapping, p.hash);
+  // Seen since, earlier in this window?
   Seen& s = seen_[f.names_start];
   if (s.owner == p.owner) return s.location;
   if (s.recent_owner == p.owner) return s.recent_location;
   if (!s.owner) {
-    uint32_t loc = new_location(f, p.mapping, names);
+    uint32_t loc = new_location(f, p.mapping);
     s.owner = p.owner;
     s.location = loc;
     return loc;
   }
-  const uint32_t loc = mapped_location(f, p.mapping, p.hash, names);
+  const uint32_t loc = mapped_location(f, p.mapping, p.hash);
   s.recent_owner = p.owner;
   s.recent_location = loc;
   return loc;
@@ -117,33 +240,30 @@ uint64_t PerfDataCollector::loc_hash(uint32_t mapping, uint64_t address, uint32_
   return detail::hash_pair(address, (uint64_t(mapping) << 32) | names_start);
 }
 
-uint32_t PerfDataCollector::mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
-                                            const FrameId* frame_names) {
+uint32_t PerfDataCollector::mapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash) {
   size_t i = mapped_table_.probe(
       hash, [&](const MappedSlot& s) { return s.mapping == mapping && s.names_start == f.names_start; });
   const MappedSlot& slot = mapped_table_.at(i);
   if (!MappedSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping, frame_names);
+  uint32_t id = new_location(f, mapping);
   mapped_table_.fill(i, MappedSlot{mapping, f.names_start, id});
   return id;
 }
 
-uint32_t PerfDataCollector::unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash,
-                                              const FrameId* frame_names) {
+uint32_t PerfDataCollector::unmapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash) {
   size_t i = unmapped_table_.probe(hash, [&](const LocSlot& s) {
     return s.address == f.address && s.mapping == mapping && s.arena_start == f.names_start;
   });
   const LocSlot& slot = unmapped_table_.at(i);
   if (!LocSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping, frame_names);
+  uint32_t id = new_location(f, mapping);
   unmapped_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
   return id;
 }
 
-uint32_t PerfDataCollector::new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names) {
+uint32_t PerfDataCollector::new_location(const BatchFrame& f, uint32_t mapping) {
   uint32_t id = uint32_t(locations.size());
-  locations.push_back(LocationCopy{f.address, mapping, uint32_t(names.size()), f.name_count, f.return_address});
-  names.insert(names.end(), frame_names, frame_names + f.name_count);
+  locations.push_back(LocationCopy{f.address, mapping, f.names});
   return id;
 }
 
@@ -170,7 +290,7 @@ size_t PerfDataCollector::RootKeyHash::operator()(const RootKey& k) const {
          size_t(uint32_t(k.tid)) * 0x9e3779b97f4a7c15ull;
 }
 
-uint32_t PerfDataCollector::mapping_index(const RawStackFrame& f) {
+uint32_t PerfDataCollector::mapping_index(const BatchFrame& f) {
   if (f.kernel) {
     kernel_min = std::min(kernel_min, f.address);
     kernel_max = std::max(kernel_max, f.address);

@@ -2,45 +2,65 @@
 // fold runs (a FoldObserver): each raw stack's locations (one per sampled
 // address in its mapping, deduplicated), the mappings, the threads (roots)
 // and the weights. The pprof is built from it once the fold is complete.
+// The locations are found on a thread of the collector's own, batches of
+// raw stacks behind the fold.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "fold/fold_perf_data.h"
 #include "fold/huge_page_allocator.h"
 #include "folded/open_table.h"
+#include "pprof/growable_array.h"
 
 namespace fg {
 
 class PerfDataCollector final : public FoldObserver {
  public:
+  // own_thread: find the locations on a second thread (else on the fold's).
+  explicit PerfDataCollector(bool own_thread = true) : own_thread_(own_thread) {}
+  ~PerfDataCollector() override;
+  PerfDataCollector(const PerfDataCollector&) = delete;
+  PerfDataCollector& operator=(const PerfDataCollector&) = delete;
+
   struct MappingCopy {
     uint64_t start = 0, limit = 0, offset = 0;
     std::string path, build_id;  // build_id raw bytes
     bool kernel = false;
   };
-  struct LocationCopy {  // 24 bytes: millions of them on a system-wide recording
+  struct LocationCopy {  // 16 bytes: millions of them on a system-wide recording
     uint64_t address;
     uint32_t mapping;  // index into mappings, or kNone
-    uint32_t names_start, name_count;  // into names
-    bool return_address;  // a caller's return address (its line is that of address - 1)
+    // Where its frame names are in `names` (see location_names), and
+    // kReturnAddress for a caller's return address (its line is that of
+    // address - 1).
+    uint32_t names;
   };
+  static constexpr uint32_t kReturnAddress = uint32_t(1) << 31;
   struct RawStack {
     uint32_t root;  // index into roots
-    uint32_t locs_start, locs_count;  // into stack_locs, leaf first
+    // Into stack_locs: leaf first, and last the root frame (the thread's
+    // comm, as in folded output), a location of its own with no address.
+    uint32_t locs_start, locs_count;
   };
   struct Root {
     std::string comm;
     int32_t pid, tid;
     FrameId frame;
   };
-  struct Weight {  // 32 bytes
-    uint64_t samples;
+  struct Weight {  // 24 bytes: one per raw stack
     double value;
+    uint32_t samples;  // of one raw stack (see on_samples)
     uint32_t raw;
     NodeId node;
     FrameId extra;  // the wall view's "[off-cpu: S]" leaf, or kNoFrame
@@ -50,49 +70,97 @@ class PerfDataCollector final : public FoldObserver {
   void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
                     const FrameId* arena) override;
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
-    flush_batch();
+    finish();
+    // 4 G samples of one stack would take a perf.data of hundreds of GB.
+    if (samples > UINT32_MAX) throw std::length_error("pprof export: over 4 G samples of one stack");
     if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
-    weights.push_back(Weight{samples, weight, index, node, FoldedProfile::kNoFrame});
+    weights.push_back(Weight{weight, uint32_t(samples), index, node, FoldedProfile::kNoFrame});
   }
   void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {
-    flush_batch();
-    off_weights.push_back(Weight{0, double(nanoseconds), index, node, extra});
+    finish();
+    off_weights.push_back(Weight{double(nanoseconds), 0, index, node, extra});
   }
 
-  // Handles the raw stacks still held for a batch: call once the fold is done,
-  // before reading the fields below (on_samples and on_off_cpu do).
-  void flush_batch();
+  // Waits for the locations of the raw stacks handed over and frees the
+  // lookup tables: call once the fold is done, before reading the fields
+  // below (on_samples and on_off_cpu do; no raw stack may follow).
+  void finish();
 
-  // The big ones on huge pages: hundreds of MB on a large system-wide
-  // recording, faulted in 4 KiB at a time otherwise.
-  template <class T>
-  using BigVector = std::vector<T, HugePageAllocator<T>>;
+  // A location's frame names, outermost first.
+  uint32_t name_count(const LocationCopy& l) const { return names[l.names & ~kReturnAddress]; }
+  const FrameId* location_names(const LocationCopy& l) const { return names.data() + (l.names & ~kReturnAddress) + 1; }
+  static bool return_address(const LocationCopy& l) { return l.names & kReturnAddress; }
+
+  // The big ones grow without copying (growable_array.h): hundreds of MB
+  // on a large system-wide recording.
   std::vector<MappingCopy> mappings;
-  BigVector<LocationCopy> locations;
-  BigVector<FrameId> names;
-  BigVector<uint32_t> stack_locs;
-  BigVector<RawStack> raws;
-  std::vector<Root> roots;
-  BigVector<Weight> weights, off_weights;
+  GrowableArray<LocationCopy> locations;
+  // Per fold frame-cache entry seen: its name count, then its names.
+  GrowableArray<FrameId> names;
+  GrowableArray<uint32_t> stack_locs;
+  GrowableArray<RawStack> raws;
+  // A deque: root_ids_ keys view the comm strings, which must not move
+  // (a short std::string keeps its characters inside itself).
+  std::deque<Root> roots;
+  GrowableArray<Weight> weights, off_weights;
   uint64_t kernel_min = ~uint64_t{0}, kernel_max = 0;
 
  private:
+  // A raw stack's frame as the fold handed it over, with where its names
+  // were copied to (names is only written by the fold's thread).
+  struct BatchFrame {  // 32 bytes
+    uint64_t address;
+    const MapEntry* map;  // MapEntry objects stay put and unchanged for the fold's lifetime
+    uint32_t names_start;  // the fold's frame-cache entry
+    uint32_t names;  // as LocationCopy::names
+    bool kernel;
+  };
+  struct BatchStack {
+    uint32_t index, root, frames_start, count;
+    FrameId root_frame;
+    uint32_t root_names;  // as LocationCopy::names
+  };
+  struct Batch {
+    std::vector<BatchStack> stacks;
+    std::vector<BatchFrame> frames;
+  };
+  // Raw stacks are handed to the location thread this many frames at a time.
+  static constexpr size_t kHandOffFrames = 8192;
+  // ... which finds their locations in windows this small (see add_window).
+  static constexpr size_t kWindowStacks = 32, kWindowFrames = 512;
+
   uint32_t root_index(const RawStackRoot& r);
   uint32_t root_index_slow(const RawStackRoot& r);
-  uint32_t mapping_index(const RawStackFrame& f);
+  void hand_off();
+  void location_thread();
+  void add_batch(const Batch& b);
+  void add_window(const Batch& b, size_t first_stack, size_t end_stack);
+  uint32_t mapping_index(const BatchFrame& f);
   uint32_t new_mapping(const MapEntry& e);
-  uint32_t new_location(const RawStackFrame& f, uint32_t mapping, const FrameId* frame_names);
-  uint32_t resolve(size_t batch_frame);
+  uint32_t new_location(const BatchFrame& f, uint32_t mapping);
+  uint32_t resolve(const BatchFrame& f, size_t window_frame);
+  uint32_t root_location(const BatchStack& st);
 
-  // Raw stacks whose locations are found a batch at a time (flush_batch).
-  struct BatchStack {
-    uint32_t index, frames_start, count;
-  };
-  static constexpr size_t kBatchStacks = 32, kBatchFrames = 512;
-  std::vector<BatchStack> batch_;
-  std::vector<RawStackFrame> batch_frames_;
-  std::vector<uint32_t> batch_name_at_;  // per batch frame: its names in batch_names_
-  std::vector<FrameId> batch_names_;
+  // The fold's thread fills filling_; hand_off() queues it for the location
+  // thread (waiting while kQueuedBatches are: the fold is faster at times,
+  // the location thread at others) and takes an emptied batch from spare_.
+  static constexpr size_t kQueuedBatches = 4;
+  const bool own_thread_;
+  Batch filling_, working_;
+  std::deque<Batch> queued_;
+  std::vector<Batch> spare_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::exception_ptr thread_error_;
+  // Per fold frame-cache entry (a frame's names_start): where its names
+  // are in `names`, or kNone. Copied on first sight, as the fold's arena
+  // is valid during on_raw_stack only; 4 bytes an entry (it stays cached).
+  GrowableArray<uint32_t> names_at_;
+  std::vector<uint32_t> root_names_at_;  // the same per root frame
+  std::vector<uint32_t> root_location_of_;  // per root frame: its location, or kNone (location thread)
+  bool finished_ = false;
 
   // The locations not answered by seen_, in fg::OpenTable. A mapped frame's
   // location is its (mapping, frame-cache entry): the entry is one object
@@ -118,8 +186,8 @@ class PerfDataCollector final : public FoldObserver {
   };
   static uint64_t mapped_hash(uint32_t mapping, uint32_t names_start);
   static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start);
-  uint32_t mapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* frame_names);
-  uint32_t unmapped_location(const RawStackFrame& f, uint32_t mapping, uint64_t hash, const FrameId* frame_names);
+  uint32_t mapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash);
+  uint32_t unmapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash);
 
   // How a frame of the stack being added is answered (see on_raw_stack).
   enum class Answer : uint8_t { known, first, hashed };
@@ -154,7 +222,7 @@ class PerfDataCollector final : public FoldObserver {
   OpenTable<MappedSlot, MappedSlotPolicy, HugePageAllocator<MappedSlot>> mapped_table_{4096};
   OpenTable<LocSlot, LocSlotPolicy, HugePageAllocator<LocSlot>> unmapped_table_{1024};
   std::vector<PendingLocation> pending_;
-  std::vector<Seen, HugePageAllocator<Seen>> seen_;
+  GrowableArray<Seen> seen_;
   std::vector<uint32_t> map_by_entry_id_;
   // Recent roots by their comm's address (the fold's root objects stay
   // put), pid and tid: a system-wide fold's raw stacks switch threads often,

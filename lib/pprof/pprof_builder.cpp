@@ -114,28 +114,41 @@ uint64_t PprofBuilder::function(std::string_view name, std::string_view filename
 
 uint64_t PprofBuilder::add_location(uint64_t mapping_id, uint64_t address, const Line* lines, size_t line_count) {
   uint64_t id = next_location_++;
+  encode_location(locations_bytes_, id, mapping_id, address, lines, line_count, location_scratch_);
+  return id;
+}
+
+void PprofBuilder::encode_location(std::string& out, uint64_t id, uint64_t mapping_id, uint64_t address,
+                                   const Line* lines, size_t line_count, std::string scratch[2]) {
   // Built in scratch buffers and added whole: a nested builder reserves room
   // for its length and moves its bytes back when it is shorter, for each of
-  // hundreds of thousands of small messages.
-  scratch_.clear();
+  // millions of small messages.
+  std::string& message = scratch[0];
+  std::string& line = scratch[1];
+  message.clear();
   {
-    protozero::pbf_builder<pf::Location> b(scratch_);
+    protozero::pbf_builder<pf::Location> b(message);
     b.add_uint64(pf::Location::id, id);
     if (mapping_id) b.add_uint64(pf::Location::mapping_id, mapping_id);
     if (address) b.add_uint64(pf::Location::address, address);
     for (size_t i = 0; i < line_count; ++i) {
-      line_scratch_.clear();
+      line.clear();
       {
-        protozero::pbf_builder<pf::Line> l(line_scratch_);
+        protozero::pbf_builder<pf::Line> l(line);
         l.add_uint64(pf::Line::function_id, lines[i].function_id);
         if (lines[i].line) l.add_int64(pf::Line::line, lines[i].line);
       }
-      b.add_message(pf::Location::line, line_scratch_);
+      b.add_message(pf::Location::line, line);
     }
   }
-  protozero::pbf_builder<pf::Profile> top(locations_bytes_);
-  top.add_message(pf::Profile::location, scratch_);
-  return id;
+  protozero::pbf_builder<pf::Profile> top(out);
+  top.add_message(pf::Profile::location, message);
+}
+
+void PprofBuilder::append_locations(std::string&& encoded, uint64_t count) {
+  if (locations_bytes_.empty()) locations_bytes_ = std::move(encoded);
+  else locations_bytes_ += encoded;
+  next_location_ += count;
 }
 
 void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_count, const int64_t* values,
@@ -258,7 +271,11 @@ std::string PprofBuilder::encode_gzip(int level) {
   size_t total = 0;
   for (const auto& m : done_members_) total += m.size();
   out.reserve(total);
-  for (const auto& m : done_members_) out += m;
+  for (auto& m : done_members_) {
+    out += m;
+    std::string().swap(m);  // the whole file is not held twice
+  }
+  done_members_.clear();
   return out;
 }
 

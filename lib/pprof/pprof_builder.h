@@ -53,6 +53,13 @@ class PprofBuilder {
   uint64_t function(std::string_view name, std::string_view filename = {}, int64_t start_line = 0);
   // A new location; lines innermost (inlined) first, the caller last.
   uint64_t add_location(uint64_t mapping_id, uint64_t address, const Line* lines, size_t line_count);
+  // Location `id` as add_location writes it (the Profile.location field),
+  // appended to out: for locations encoded on another thread, then handed
+  // over with append_locations. scratch: reused buffers.
+  static void encode_location(std::string& out, uint64_t id, uint64_t mapping_id, uint64_t address, const Line* lines,
+                              size_t line_count, std::string scratch[2]);
+  // `count` locations encoded so, numbered from the next id on.
+  void append_locations(std::string&& encoded, uint64_t count);
 
   // A sample: location ids leaf first, one value per sample type.
   void add_sample(const uint64_t* location_ids, size_t location_count, const int64_t* values, size_t value_count,
@@ -106,7 +113,7 @@ class PprofBuilder {
   bool has_period_ = false;
   int64_t time_nanos_ = 0, duration_nanos_ = 0;
   std::vector<int64_t> comments_;
-  std::string scratch_, line_scratch_;
+  std::string scratch_, location_scratch_[2];
   // compress_while_building: the gzip members of the samples shipped so far, in order.
   void ship_full_samples();
   int stream_level_ = -1;

@@ -1,14 +1,15 @@
 #include "pprof/pprof_export.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <future>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 #include "categories/profile_categories.h"
-#include "fold/huge_page_allocator.h"
 #include "pprof/perf_data_collector.h"
 #include "pprof/perf_wall_clock.h"
 #include "pprof/pprof_builder.h"
@@ -146,16 +147,64 @@ class FoldedLocations {
 
 bool is_clock(const EventAttr& a) { return a.type == 1 && (a.config == 0 || a.config == 1); }
 
+// Function ids for locations encoded on another thread, numbered in order
+// of first use as PprofBuilder::function numbers them; the functions (and
+// their strings) go into the builder afterwards, in that order (add_to),
+// which interns the strings in the order the builder would have.
+class DeferredFunctions {
+ public:
+  explicit DeferredFunctions(size_t frames) : without_file_(frames, 0) {}
+  uint64_t of(FrameId f, std::string_view file, int64_t start_line) {
+    if (file.empty()) {
+      uint64_t& id = without_file_[f];
+      if (!id) id = add(f, file, 0);
+      return id;
+    }
+    auto [it, fresh] = with_file_.try_emplace(Key{f, file}, 0);
+    if (fresh) it->second = add(f, file, start_line);
+    return it->second;
+  }
+  void add_to(PprofBuilder& b, const FoldedProfile& profile) const {
+    for (size_t i = 0; i < order_.size(); ++i)
+      if (b.function(profile.frame_name(order_[i].frame), order_[i].file, order_[i].start_line) != i + 1)
+        throw std::logic_error("pprof export: function ids out of order");
+  }
+
+ private:
+  struct Entry {
+    FrameId frame;
+    std::string_view file;
+    int64_t start_line;
+  };
+  struct Key {
+    FrameId frame;
+    std::string_view file;
+    bool operator==(const Key& o) const { return frame == o.frame && file == o.file; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return std::hash<std::string_view>()(k.file) ^ (size_t(k.frame) * 0x9e3779b97f4a7c15ull); }
+  };
+  uint64_t add(FrameId f, std::string_view file, int64_t start_line) {
+    order_.push_back(Entry{f, file, start_line});
+    return order_.size();
+  }
+  std::vector<uint64_t> without_file_;  // per frame
+  std::unordered_map<Key, uint64_t, KeyHash> with_file_;
+  std::vector<Entry> order_;  // id - 1
+};
+
 // Builds the pprof of one perf.data from its fold and what the collector saw.
 class PerfDataPprof {
  public:
   PerfDataPprof(const std::string& path, const FoldOptions& fold_options, const PprofExportOptions& options,
                 const FoldStats& fs, const FoldedProfile& profile, const PerfDataCollector& c)
       : path_(path), fold_options_(fold_options), options_(options), fs_(fs), profile_(profile), c_(c),
-        function_of_(profile.frame_count(), 0), location_of_(c.locations.size(), 0) {}
+        function_of_(profile.frame_count(), 0) {}
 
-  // The lookup thread writes members declared after its future: it must end first.
+  // The threads write members declared after their futures: they must end
+  // first (the locations' thread waits for the lookups).
   ~PerfDataPprof() {
+    if (locations_done_.valid()) locations_done_.wait();
     if (source_done_.valid()) source_done_.wait();
   }
   PerfDataPprof(const PerfDataPprof&) = delete;
@@ -184,8 +233,17 @@ class PerfDataPprof {
     k_tid_ = b_.string_id("tid");
     // About 16 bytes of labels and 3 per location id a sample.
     b_.reserve_samples((c_.weights.size() + c_.off_weights.size()) * 40 + c_.stack_locs.size() * 3);
-    // About 20 bytes a location (id, mapping, address, one line).
-    b_.reserve_locations(c_.locations.size() * 20 + c_.names.size() * 6);
+    // Location ids are the collector's when the samples use the locations
+    // in the order the collector numbered them: the locations are then
+    // encoded on another thread while the samples are.
+    in_collector_order_ = in_collector_order();
+    if (in_collector_order_) {
+      locations_done_ = std::async(std::launch::async, [this] { encode_locations_in_collector_order(); });
+    } else {
+      location_of_.resize(c_.locations.size(), 0);
+      // About 20 bytes a location (id, mapping, address, one line).
+      b_.reserve_locations(c_.locations.size() * 20 + c_.names.size() * 6);
+    }
     const FoldView view = fold_options_.view;
     if (view != FoldView::off_cpu) emit_all(c_.weights, false);
     if (view != FoldView::on_cpu) emit_all(c_.off_weights, true);
@@ -195,22 +253,28 @@ class PerfDataPprof {
   // The mappings and locations, once the samples have numbered them (in
   // order of first use), with the DWARF lines the other thread found.
   void add_locations() {
+    if (locations_done_.valid()) locations_done_.get();  // it got source_done_
     if (source_done_.valid()) source_done_.get();
     for (size_t i = 0; i < mappings_.size(); ++i) {
       mappings_[i].has_filenames = mappings_[i].has_line_numbers = source_objects_[i] != SourceLines::kNoObject;
       if (b_.add_mapping(mappings_[i]) != i + 1) throw std::logic_error("pprof export: mapping ids out of order");
     }
+    if (in_collector_order_) {
+      deferred_functions_->add_to(b_, profile_);
+      b_.append_locations(std::move(encoded_locations_), c_.locations.size());
+      return;
+    }
     for (size_t i = 0; i < order_.size(); ++i) {
-      const uint64_t entry = order_[i];
+      const uint32_t entry = order_[i];
       const uint64_t id = entry & kPlainEntry ? encode_plain_location(FrameId(entry & ~kPlainEntry))
-                                              : encode_location(uint32_t(entry));
+                                              : encode_location(entry);
       if (id != i + 1) throw std::logic_error("pprof export: location ids out of order");
     }
   }
 
   void fill_stats(PprofExportStats& stats) {
     stats.mappings = c_.mappings.size();
-    stats.locations = c_.locations.size() + plain_locations_.size();
+    stats.locations = c_.locations.size() + plain_count_;
     stats.functions = b_.function_count();
     if (source_) {
       stats.source_objects = source_->stats().objects_with_lines;
@@ -293,8 +357,8 @@ class PerfDataPprof {
         if (l.mapping == PerfDataCollector::kNone || source_objects_[l.mapping] == SourceLines::kNoObject) continue;
         const auto& m = c_.mappings[l.mapping];
         size_t n = 0;
-        const SourceLines::Frame* f =
-            source_->lookup(source_objects_[l.mapping], l.address - m.start + m.offset, l.return_address, &n);
+        const SourceLines::Frame* f = source_->lookup(source_objects_[l.mapping], l.address - m.start + m.offset,
+                                                      PerfDataCollector::return_address(l), &n);
         source_at_[li] = {uint32_t(source_frames_.size()), uint32_t(n)};
         source_frames_.insert(source_frames_.end(), f, f + n);
       }
@@ -310,6 +374,7 @@ class PerfDataPprof {
   uint64_t location(uint32_t li) {
     uint32_t& id = location_of_[li];
     if (!id) {
+      if (li >= kPlainEntry || order_.size() >= kPlainEntry) throw std::length_error("pprof export: too many locations");
       order_.push_back(li);
       id = uint32_t(order_.size());
     }
@@ -318,42 +383,91 @@ class PerfDataPprof {
 
   // Frames with no address (the root's comm, "[off-cpu: S]"): one location each.
   uint64_t plain_location(FrameId f) {
-    auto [it, fresh] = plain_locations_.try_emplace(f, 0);
-    if (fresh) {
-      order_.push_back(kPlainEntry | f);
-      it->second = order_.size();
+    if (f >= plain_location_of_.size()) {
+      if (f >= kPlainEntry) throw std::length_error("pprof export: too many frames");
+      plain_location_of_.resize(size_t(f) + 1 + plain_location_of_.size() / 2, 0);
     }
-    return it->second;
+    uint32_t& id = plain_location_of_[f];
+    if (!id) {
+      if (order_.size() >= kPlainEntry) throw std::length_error("pprof export: too many locations");
+      order_.push_back(kPlainEntry | f);
+      id = uint32_t(order_.size());
+      ++plain_count_;
+    }
+    return id;
+  }
+
+  // Whether every raw stack is a sample, in order (on-CPU: one weight per
+  // raw stack, each with samples): then the samples use the locations in
+  // the order the collector made them, and its numbering is pprof's.
+  bool in_collector_order() const {
+    if (fold_options_.view != FoldView::on_cpu || !c_.off_weights.empty() || c_.weights.size() != c_.raws.size())
+      return false;
+    for (size_t k = 0; k < c_.weights.size(); ++k) {
+      const PerfDataCollector::Weight& w = c_.weights[k];
+      if (w.raw != k || w.samples == 0 || c_.raws[k].root == PerfDataCollector::kNone) return false;
+    }
+    return true;
+  }
+
+  // On the locations' thread: every collector location, in its order, with
+  // function ids of its own numbering (DeferredFunctions).
+  void encode_locations_in_collector_order() {
+    if (source_done_.valid()) source_done_.get();
+    deferred_functions_ = std::make_unique<DeferredFunctions>(profile_.frame_count());
+    DeferredFunctions& functions = *deferred_functions_;
+    auto function_id = [&](FrameId f, std::string_view file, int64_t start_line) {
+      return functions.of(f, file, start_line);
+    };
+    std::vector<PprofBuilder::Line> lines;
+    std::string scratch[2];
+    encoded_locations_.reserve(c_.locations.size() * 20 + c_.names.size() * 6);
+    for (uint32_t li = 0; li < c_.locations.size(); ++li) {
+      const auto& l = c_.locations[li];
+      location_lines(li, function_id, lines);
+      PprofBuilder::encode_location(encoded_locations_, uint64_t(li) + 1,
+                                    l.mapping == PerfDataCollector::kNone ? 0 : l.mapping + 1, l.address, lines.data(),
+                                    lines.size(), scratch);
+    }
   }
 
   // A location's lines, innermost (inlined) first: the fold's frame names,
   // with DWARF's files and lines where the object has them.
   uint64_t encode_location(uint32_t li) {
+    auto function_id = [this](FrameId f, std::string_view file, int64_t start_line) {
+      return file.empty() ? function(f) : b_.function(profile_.frame_name(f), file, start_line);
+    };
+    location_lines(li, function_id, lines_);
     const auto& l = c_.locations[li];
-    lines_.clear();
+    return b_.add_location(l.mapping == PerfDataCollector::kNone ? 0 : l.mapping + 1, l.address, lines_.data(),
+                           lines_.size());
+  }
+
+  // function_id(frame, file, start line): the id of the function.
+  template <class FunctionId>
+  void location_lines(uint32_t li, FunctionId&& function_id, std::vector<PprofBuilder::Line>& lines) const {
+    const auto& l = c_.locations[li];
+    lines.clear();
     size_t nsrc = 0;
     const SourceLines::Frame* src = nullptr;
     if (!source_at_.empty()) {
       nsrc = source_at_[li].second;
       src = source_frames_.data() + source_at_[li].first;
     }
-    for (uint32_t k = l.name_count; k-- > 0;) {
-      const FrameId f = c_.names[l.names_start + k];
+    const uint32_t name_count = c_.name_count(l);
+    const FrameId* names = c_.location_names(l);
+    for (uint32_t k = name_count; k-- > 0;) {
+      const FrameId f = names[k];
       // The fold's frames are outermost first, DWARF's innermost first:
       // matched one to one when they agree in number; else the function
       // alone (without --inline) gets the outermost DWARF frame.
-      const uint32_t depth = l.name_count - 1 - k;  // 0 = innermost
+      const uint32_t depth = name_count - 1 - k;  // 0 = innermost
       const SourceLines::Frame* s = nullptr;
-      if (nsrc == l.name_count) s = &src[depth];
-      else if (nsrc && l.name_count == 1) s = &src[nsrc - 1];
-      if (s && !s->function_file.empty()) {
-        lines_.push_back(PprofBuilder::Line{b_.function(profile_.frame_name(f), s->function_file, s->start_line), s->line});
-      } else {
-        lines_.push_back(PprofBuilder::Line{function(f), s ? s->line : 0});
-      }
+      if (nsrc == name_count) s = &src[depth];
+      else if (nsrc && name_count == 1) s = &src[nsrc - 1];
+      if (s && !s->function_file.empty()) lines.push_back(PprofBuilder::Line{function_id(f, s->function_file, s->start_line), s->line});
+      else lines.push_back(PprofBuilder::Line{function_id(f, std::string_view(), 0), s ? s->line : 0});
     }
-    return b_.add_location(l.mapping == PerfDataCollector::kNone ? 0 : l.mapping + 1, l.address, lines_.data(),
-                           lines_.size());
   }
 
   uint64_t encode_plain_location(FrameId f) {
@@ -365,13 +479,17 @@ class PerfDataPprof {
   // a loop of independent loads (each a cache miss on a large profile, which
   // then overlap), and the location ids of the stack a few weights ahead are
   // prefetched.
-  void emit_all(const PerfDataCollector::BigVector<PerfDataCollector::Weight>& weights, bool off) {
-    label_keys_.resize(weights.size());
-    for (size_t i = 0; i < weights.size(); ++i) label_keys_[i] = labels_->key(weights[i].node);
-    constexpr size_t kAhead = 4;
-    for (size_t i = 0; i < weights.size(); ++i) {
-      if (i + kAhead < weights.size()) prefetch_locations(weights[i + kAhead]);
-      emit(weights[i], label_keys_[i], off);
+  void emit_all(const GrowableArray<PerfDataCollector::Weight>& weights, bool off) {
+    constexpr size_t kKeys = 4096, kAhead = 4;
+    uint64_t keys[kKeys];
+    for (size_t start = 0; start < weights.size(); start += kKeys) {
+      const size_t n = std::min(kKeys, weights.size() - start);
+      for (size_t i = 0; i < n; ++i) keys[i] = labels_->key(weights[start + i].node);
+      for (size_t i = 0; i < n; ++i) {
+        if (!in_collector_order_ && start + i + kAhead < weights.size())
+          prefetch_locations(weights[start + i + kAhead]);
+        emit(weights[start + i], keys[i], off);
+      }
     }
   }
 
@@ -388,8 +506,12 @@ class PerfDataPprof {
     const auto& root = c_.roots[raw.root];
     locs_.clear();
     if (w.extra != FoldedProfile::kNoFrame) locs_.push_back(plain_location(w.extra));
-    for (uint32_t i = 0; i < raw.locs_count; ++i) locs_.push_back(location(c_.stack_locs[raw.locs_start + i]));
-    locs_.push_back(plain_location(root.frame));
+    const uint32_t* ids = c_.stack_locs.data() + raw.locs_start;
+    if (in_collector_order_) {
+      for (uint32_t i = 0; i < raw.locs_count; ++i) locs_.push_back(uint64_t(ids[i]) + 1);
+    } else {
+      for (uint32_t i = 0; i < raw.locs_count; ++i) locs_.push_back(location(ids[i]));
+    }
     int64_t values[2];
     size_t nv = 0;
     if (with_samples_) values[nv++] = int64_t(w.samples);
@@ -436,14 +558,20 @@ class PerfDataPprof {
   std::vector<SourceLines::Frame> source_frames_;
   // Locations in order of first use (their ids - 1): a collector location's
   // index, or kPlainEntry | a frame without an address.
-  static constexpr uint64_t kPlainEntry = uint64_t(1) << 63;
-  std::vector<uint64_t> order_;
+  static constexpr uint32_t kPlainEntry = uint32_t(1) << 31;
+  GrowableArray<uint32_t> order_;
   std::vector<uint64_t> function_of_;
   // Per collector location: its id, 0 until used. Read at random by emit:
   // 4 bytes an entry, on huge pages.
-  std::vector<uint32_t, HugePageAllocator<uint32_t>> location_of_;
-  std::vector<uint64_t> label_keys_;  // per weight being emitted (see emit_all)
-  std::unordered_map<FrameId, uint64_t> plain_locations_;  // frame -> location id
+  GrowableArray<uint32_t> location_of_;
+  // In collector order (see in_collector_order), the locations' thread
+  // writes these until locations_done_ is ready.
+  bool in_collector_order_ = false;
+  std::unique_ptr<DeferredFunctions> deferred_functions_;
+  std::string encoded_locations_;
+  std::future<void> locations_done_;
+  std::vector<uint32_t> plain_location_of_;  // per frame: its location id, 0 until used
+  size_t plain_count_ = 0;
   std::vector<PprofBuilder::Line> lines_;
   std::vector<uint64_t> locs_;
   const SampleLabels* labels_ = nullptr;
@@ -505,7 +633,9 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
 std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fold_options,
                                  const PprofExportOptions& options, FoldStats* fold_stats, FoldedProfile* folded,
                                  PprofExportStats* stats) {
-  PerfDataCollector c;
+  // The collector's thread, unless the fold is asked for one thread, or
+  // there is one core.
+  PerfDataCollector c(fold_options.threads != 1 && std::thread::hardware_concurrency() > 1);
   FoldOptions fo = fold_options;
   fo.observer = &c;
   // Where each object was found: its DWARF gives file names and lines.
@@ -514,7 +644,7 @@ std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fol
   FoldStats& fs = fold_stats ? *fold_stats : local;
   auto t0 = std::chrono::steady_clock::now();
   FoldedProfile profile = fold_perf_data(path, fo, &fs);
-  c.flush_batch();
+  c.finish();
   if (stats) stats->fold_seconds = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
   PerfDataPprof p(path, fold_options, options, fs, profile, c);

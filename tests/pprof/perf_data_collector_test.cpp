@@ -1,0 +1,176 @@
+// PerfDataCollector fed directly (as the fold feeds it): thousands of
+// threads, so that its root table is looked up after it has grown, and
+// enough frames that raw stacks reach the location thread in several
+// hand-offs; the thread gives the same locations as the fold's own thread.
+// And GrowableArray, which holds the collector's arrays.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "pprof/growable_array.h"
+#include "pprof/perf_data_collector.h"
+#include "unwind/process_table.h"
+
+namespace fg {
+namespace {
+
+// A synthetic fold: `threads` threads (short comms, as most are) in
+// `processes` processes, each process mapping the same two objects at its
+// own place; `stacks` raw stacks of 12 frames cycling through the threads,
+// each stack's frames at offsets depending on its index.
+struct SyntheticFold {
+  std::deque<MapEntry> maps;         // per process: two objects
+  std::deque<std::string> comms;     // per thread
+  std::vector<FrameId> arena;        // names: entry e is arena[e] = e % 97
+  std::vector<std::vector<RawStackFrame>> stacks;
+  std::vector<RawStackRoot> roots;
+
+  SyntheticFold(int processes, int threads, int stacks_count) {
+    for (int p = 0; p < processes; ++p)
+      for (int o = 0; o < 2; ++o) {
+        MapEntry m;
+        m.start = 0x400000 + uint64_t(p) * 0x10000000 + uint64_t(o) * 0x1000000;
+        m.end = m.start + 0x100000;
+        m.path = o ? "/usr/lib/libb.so" : "/usr/bin/a";
+        m.id = maps.size() + 1;
+        maps.push_back(m);
+      }
+    arena.resize(4096);
+    for (size_t e = 0; e < arena.size(); ++e) arena[e] = FrameId(e % 97);
+    for (int t = 0; t < threads; ++t) comms.push_back("t" + std::to_string(t % 50));  // comms repeat across pids
+    for (int i = 0; i < stacks_count; ++i) {
+      const int t = i % threads, p = t % processes;
+      RawStackRoot r;
+      r.comm = comms[size_t(t)];
+      r.pid = 1000 + p;
+      r.tid = 1000 + t;
+      r.frame = FrameId(100 + t % 50);
+      roots.push_back(r);
+      std::vector<RawStackFrame> frames;
+      for (int k = 0; k < 12; ++k) {
+        RawStackFrame f;
+        const MapEntry& m = maps[size_t(p) * 2 + size_t(k & 1)];
+        // A frame-cache entry is one object offset: the objects' are apart.
+        const uint32_t entry = uint32_t((i * 7 + k * 131) % 2000) + uint32_t(k & 1) * 2000;
+        f.address = m.start + entry * 16;
+        f.map = &m;
+        f.return_address = k > 0;
+        f.names_start = entry;
+        f.name_count = 1;
+        frames.push_back(f);
+      }
+      if (i % 5 == 0) {  // a kernel frame and an unmapped (JIT) one
+        RawStackFrame k;
+        k.address = 0xffffffff81000000ull + uint64_t(i % 50) * 8;
+        k.kernel = true;
+        k.names_start = 4000 + uint32_t(i % 50);
+        k.name_count = 1;
+        frames.insert(frames.begin(), k);
+        RawStackFrame j;
+        j.address = 0x7f0000000000ull + uint64_t(i % 700);
+        j.names_start = 4050;
+        j.name_count = 1;
+        frames.push_back(j);
+      }
+      stacks.push_back(frames);
+    }
+  }
+
+  void feed(PerfDataCollector& c) const {
+    for (size_t i = 0; i < stacks.size(); ++i)
+      c.on_raw_stack(uint32_t(i), roots[i], stacks[i].data(), stacks[i].size(), arena.data());
+    for (size_t i = 0; i < stacks.size(); ++i) c.on_samples(uint32_t(i), 1, 1e6, NodeId(i + 1));
+    c.finish();
+  }
+};
+
+// Small arrays are malloc'ed, large ones a mapping grown by mremap: the
+// values survive both moves.
+TEST(GrowableArray, KeepsItsValuesFromMallocToMappingAndGrowingIt) {
+  GrowableArray<uint32_t> a;
+  for (uint32_t i = 0; i < 100; ++i) a.push_back(i * 3);
+  const uint32_t more[] = {7, 8, 9};
+  a.append(more, 3);
+  a.resize(4'000'000, 5);  // 16 MB: past the 2 MiB switch, then mremap
+  for (uint32_t i = 4'000'000; i < 9'000'000; ++i) a.push_back(i);
+  ASSERT_EQ(a.size(), 9'000'000u);
+  for (uint32_t i = 0; i < 100; ++i) ASSERT_EQ(a[i], i * 3);
+  EXPECT_EQ(a[100], 7u);
+  EXPECT_EQ(a[102], 9u);
+  EXPECT_EQ(a[103], 5u);
+  EXPECT_EQ(a[3'999'999], 5u);
+  for (uint32_t i = 4'000'000; i < 9'000'000; i += 999) ASSERT_EQ(a[i], i);
+  GrowableArray<uint32_t> b(std::move(a));
+  EXPECT_EQ(b.back(), 8'999'999u);
+  b.release();
+  EXPECT_TRUE(b.empty());
+}
+
+TEST(PerfDataCollector, EveryThreadKeepsItsOwnRootAmongThousands) {
+  const SyntheticFold fold(40, 3000, 9000);
+  PerfDataCollector c(false);
+  fold.feed(c);
+  ASSERT_EQ(c.roots.size(), 3000u);  // one per (comm, pid, tid), none twice
+  ASSERT_EQ(c.raws.size(), fold.stacks.size());
+  for (size_t i = 0; i < fold.stacks.size(); ++i) {
+    const PerfDataCollector::Root& r = c.roots[c.raws[i].root];
+    EXPECT_EQ(r.comm, fold.roots[i].comm) << "raw stack " << i;
+    EXPECT_EQ(r.pid, fold.roots[i].pid);
+    EXPECT_EQ(r.tid, fold.roots[i].tid);
+  }
+}
+
+TEST(PerfDataCollector, LocationThreadGivesTheSameLocations) {
+  // 9000 stacks of 12-14 frames: over 100k frames, a dozen hand-offs.
+  const SyntheticFold fold(40, 300, 9000);
+  PerfDataCollector threaded(true), inline_(false);
+  fold.feed(threaded);
+  fold.feed(inline_);
+  ASSERT_EQ(threaded.stack_locs.size(), inline_.stack_locs.size());
+  for (size_t i = 0; i < threaded.stack_locs.size(); ++i) ASSERT_EQ(threaded.stack_locs[i], inline_.stack_locs[i]) << i;
+  ASSERT_EQ(threaded.locations.size(), inline_.locations.size());
+  for (size_t i = 0; i < threaded.locations.size(); ++i) {
+    EXPECT_EQ(threaded.locations[i].address, inline_.locations[i].address);
+    EXPECT_EQ(threaded.locations[i].mapping, inline_.locations[i].mapping);
+    EXPECT_EQ(threaded.locations[i].names, inline_.locations[i].names);
+  }
+  ASSERT_EQ(threaded.mappings.size(), inline_.mappings.size());
+  EXPECT_EQ(threaded.mappings.size(), 40u * 2 + 1);  // the kernel's too
+
+  // Each raw stack: its frames' locations (one per mapping and address),
+  // then the root frame's.
+  for (size_t i = 0; i < fold.stacks.size(); ++i) {
+    const PerfDataCollector::RawStack& r = threaded.raws[i];
+    ASSERT_EQ(r.locs_count, fold.stacks[i].size() + 1);
+    for (size_t k = 0; k < fold.stacks[i].size(); ++k) {
+      const PerfDataCollector::LocationCopy& l = threaded.locations[threaded.stack_locs[r.locs_start + k]];
+      EXPECT_EQ(l.address, fold.stacks[i][k].address);
+      EXPECT_EQ(PerfDataCollector::return_address(l), fold.stacks[i][k].return_address);
+      ASSERT_EQ(threaded.name_count(l), 1u);
+      EXPECT_EQ(threaded.location_names(l)[0], fold.arena[fold.stacks[i][k].names_start]);
+    }
+    const PerfDataCollector::LocationCopy& root = threaded.locations[threaded.stack_locs[r.locs_start + r.locs_count - 1]];
+    EXPECT_EQ(root.address, 0u);
+    EXPECT_EQ(root.mapping, PerfDataCollector::kNone);
+    EXPECT_EQ(threaded.location_names(root)[0], fold.roots[i].frame);
+  }
+  // One location per object offset in each process, kernel address, JIT
+  // address and root frame.
+  std::set<std::tuple<int, uint64_t, uint64_t>> distinct;
+  for (size_t i = 0; i < fold.stacks.size(); ++i) {
+    for (const RawStackFrame& f : fold.stacks[i]) {
+      if (f.kernel) distinct.emplace(1, f.address, 0);
+      else if (f.map) distinct.emplace(2, f.map->id, f.names_start);
+      else distinct.emplace(3, f.address, f.names_start);
+    }
+    distinct.emplace(4, fold.roots[i].frame, 0);
+  }
+  EXPECT_EQ(threaded.locations.size(), distinct.size());
+}
+
+}  // namespace
+}  // namespace fg
