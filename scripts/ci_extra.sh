@@ -28,7 +28,7 @@ step() { echo "ci_extra: $1 done in $(( $(date +%s) - $2 ))s"; }
 # record (runs `perf record` for seconds per test), apps (libtorch) and
 # browser (Chromium).
 asan_targets=(fgtool folded_tests collapse_test perf_reader_test fold_tests categories_test render_tests
-              fuzz_regressions_test robustness_test)
+              fuzz_regressions_test robustness_test pprof_tests)
 [ -f tests/traces/CMakeLists.txt ] && asan_targets+=(traces_tests)
 # Tests excluded under ASan, by name: only *_NOT_BUILT (the binaries not in
 # the list above) and browser_* (Chromium, no fgtool code). Everything else
@@ -67,7 +67,7 @@ fi
 if [[ $skip != *" tsan "* ]]; then
   s=$(date +%s)
   tsan_targets=(fgtool fold_tests perf_reader_test process_table_test symbols_test
-                dwarf_unwind_live_test dwarf_unwind_fixture_test)
+                dwarf_unwind_live_test dwarf_unwind_fixture_test pprof_tests)
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFGTOOL_TSAN=ON \
     -DFGTOOL_BUILD_APPS=OFF -DFGTOOL_BUILD_BENCH=OFF >/dev/null
   ninja -C build-tsan -j"$jobs" "${tsan_targets[@]}" >build-tsan/ninja.log 2>&1 ||
