@@ -1,10 +1,12 @@
 #include "symbols/symbol_read_ahead.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace fg {
@@ -17,6 +19,8 @@ bool wanted(const GElf_Shdr& sh, const char* name) {
   if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_STRTAB) return true;
   return name && (std::strcmp(name, ".rela.plt") == 0 || std::strcmp(name, ".gnu_debugdata") == 0);
 }
+
+constexpr off_t kEndBytes = 1 << 20;
 
 }  // namespace
 
@@ -42,10 +46,30 @@ size_t read_ahead_symbol_sections(const std::string& path) {
   return asked;
 }
 
+// The first and last kEndBytes of a file, without waiting for them.
+static void read_ahead_ends(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    const off_t end = std::min<off_t>(st.st_size, kEndBytes);
+    ::posix_fadvise(fd, 0, end, POSIX_FADV_WILLNEED);
+    ::posix_fadvise(fd, st.st_size - end, end, POSIX_FADV_WILLNEED);
+  }
+  ::close(fd);
+}
+
+// Two passes: first every file's two ends without waiting (the ELF and
+// program headers; the section header table and, as GNU ld lays files out,
+// .symtab and .strtab just before it), so that the disk works on all files
+// at once; then each file's headers are parsed (now mostly cached) for the
+// exact symbol sections.
 SymbolReadAhead::SymbolReadAhead(std::function<std::vector<std::string>()> list_files)
     : done_(std::async(std::launch::async, [list_files = std::move(list_files)] {
+        const std::vector<std::string> files = list_files();
+        for (const std::string& f : files) read_ahead_ends(f);
         size_t elf_files = 0;
-        for (const std::string& f : list_files()) elf_files += read_ahead_symbol_sections(f) > 0;
+        for (const std::string& f : files) elf_files += read_ahead_symbol_sections(f) > 0;
         return elf_files;
       })) {}
 
