@@ -538,7 +538,7 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   for (const EventAttr& a : reader.info().attrs) kernel_events |= !a.flag(5);
   if (threads >= 2 && kernel_events) folder.symbols().start_loading_kernel_symbols();
   // On a cold page cache, the symbol tables of the binaries the recording
-  // names are read ahead meanwhile (busy2.data: cold 1.70x -> see bench/README.md).
+  // names are read ahead meanwhile (busy2.data: cold 1.70x -> 1.33x warm, bench/README.md).
   if (threads >= 2) {
     std::vector<ObjectKey> objects;
     for (const auto& e : reader.info().build_ids) objects.push_back(ObjectKey{e.filename, e.build_id});

@@ -38,7 +38,8 @@ struct StackKeyStats {
 };
 
 // Key layout: [address count n (| kDwarfUser when the user frames come from
-// DWARF unwinding), the root (an opaque pointer: the fold's ThreadRoot), the process's map generation (0 without user frames:
+// DWARF unwinding), the root (an opaque pointer: the fold's ThreadRoot), the
+// process's map generation (0 without user frames:
 // kernel-only stacks do not depend on the process), the kernel's map
 // generation, n addresses leaf first, then 2 flag bits per address (bit 0
 // return address, bit 1 kernel), 32 to a word].

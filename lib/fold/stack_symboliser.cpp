@@ -86,9 +86,6 @@ size_t StackSymboliser::frame_keys(const StackKeyView& key, size_t begin, size_t
   return end;
 }
 
-// Of the kMemoWays memos of the key's root and process, the one sharing the
-// most callers with the key (*reused: how many); if none shares any, the
-// least recently used of the set, emptied for the key.
 // Whether a caller is named by its call site (return address - 1) or, as
 // perf script names a frame-pointer callchain's entries (machine.c
 // add_callchain_ip), by the address itself; perf's DWARF unwinder
@@ -97,6 +94,9 @@ bool StackSymboliser::naming_call_site(const StackAddress& a, const StackKeyView
   return a.return_address && (options_.call_sites || (!a.kernel && key.dwarf_user()));
 }
 
+// Of the kMemoWays memos of the key's root and process, the one sharing the
+// most callers with the key (*reused: how many); if none shares any, the
+// least recently used of the set, emptied for the key.
 StackSymboliser::PathMemo& StackSymboliser::best_memo(const uint64_t* key_words, size_t* reused) {
   if (!memos_) {
     memos_ = std::make_unique<PathMemo[]>(kMemoSets * kMemoWays);
@@ -118,7 +118,7 @@ StackSymboliser::PathMemo& StackSymboliser::best_memo(const uint64_t* key_words,
     for (; len < limit; ++len) {
       const StackAddress a = key[n - 1 - len];
       const MemoEntry& e = m.entries[len];
-      if (e.address != a.address || e.flags != ((a.kernel ? 2u : 0u) | (a.return_address ? 1u : 0u))) break;
+      if (e.address != a.address || e.flags != memo_flags(a, naming_call_site(a, key))) break;
     }
     if (len > best_len) {
       best_len = len;
@@ -170,8 +170,7 @@ NodeId StackSymboliser::symbolise_with_memo(const uint64_t* key_words, const voi
     node = append_frames(f, pid, node);
     memo_open = memo_open && depth < kMemoDepth && (f.address.kernel || f.map);
     if (memo_open) {
-      memo.entries[depth++] =
-          MemoEntry{f.address.address, node, (f.address.kernel ? 2u : 0u) | (f.address.return_address ? 1u : 0u)};
+      memo.entries[depth++] = MemoEntry{f.address.address, node, memo_flags(f.address, f.named.return_address)};
     }
   }
   memo.depth = uint32_t(depth);

@@ -90,8 +90,11 @@ class StackSymboliser {
   struct MemoEntry {
     uint64_t address;
     NodeId node;     // where the path ends after this address's frames
-    uint32_t flags;  // bit 0 return address, bit 1 kernel
+    uint32_t flags;  // bit 0 named at its call site, bit 1 kernel (memo_flags)
   };
+  static uint32_t memo_flags(const StackAddress& a, bool call_site) {
+    return (a.kernel ? 2u : 0u) | (call_site ? 1u : 0u);
+  }
   struct PathMemo {
     const void* root = nullptr;
     uint64_t generation = 0, kernel_generation = 0;
