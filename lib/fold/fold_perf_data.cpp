@@ -361,11 +361,16 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // Each stack's weight goes to its node now, as add_weights() does at the
   // end: on-CPU weights are whole periods or counts, so summing them in
   // another order or in parts gives the same doubles.
+  // An observer is told each stack's weights now (its indices go on from
+  // the forgotten stacks' count; the symbolising thread is drained, so
+  // observer calls still come one at a time).
   void forget_stacks(const RawStackTable& table) override {
     drain_symbolising_thread();  // it still reads keys in the table, and writes the nodes
     FoldedProfile& out = symboliser_.profile();
+    if (options_.observer) report_samples(raw_.forgotten());
     for (uint32_t i = 0; i < table.size(); ++i)
       if (double w = table.weight(i); w != 0) out.add_self(symboliser_.node_of(i), w);
+    symboliser_.set_observer_base(raw_.forgotten() + table.size());
   }
 
   // Waits until every new stack so far is symbolised.
@@ -418,14 +423,21 @@ class StackFolder final : public RecordHandler, private NewStackSink {
 
   // Hands the observer every raw stack's weights (finish(), before the
   // profile moves out; nodes stay valid after the move).
-  void report_weights(bool micro) {
-    FoldObserver& o = *options_.observer;
-    FoldedProfile& out = symboliser_.profile();
+  // The observer's on_samples for every stack in the raw-stack table, whose
+  // index 0 is the observer's `base`.
+  void report_samples(uint64_t base) {
     for (uint32_t i = 0; i < raw_.size(); ++i) {
       uint64_t samples = raw_.sample_count(i);
       double w = raw_.weight(i);
-      if (samples || w != 0) o.on_samples(i, samples, w, symboliser_.node_of(i));
+      if (samples || w != 0) options_.observer->on_samples(uint32_t(base + i), samples, w, symboliser_.node_of(i));
     }
+  }
+
+  void report_weights(bool micro) {
+    FoldObserver& o = *options_.observer;
+    FoldedProfile& out = symboliser_.profile();
+    o.on_raw_stacks_done();
+    report_samples(raw_.forgotten());
     if (!micro) return;
     for (const auto& kv : sorted_off_weights()) {
       uint32_t idx = uint32_t(kv.first >> 16);

@@ -50,14 +50,20 @@ class FoldObserver {
   // during the call only.
   virtual void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
                             const FrameId* arena) = 0;
-  // After the fold, per raw stack with samples: their number and summed weight
-  // (the period, or 1 each with --count; ns for clock events), and the
-  // profile node the stack folded to.
+  // Per raw stack with samples, once: their number and summed weight (the
+  // period, or 1 each with --count; ns for clock events), and the profile
+  // node the stack folded to. After the fold, or (on-CPU) during it, when
+  // the fold's bounded raw-stack table forgets the stack: one seen again
+  // later is a new raw stack with a new index.
   virtual void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) = 0;
   // Off-CPU and wall views: nanoseconds blocked in task state `state` (a
   // prev_state value) after raw stack `index`; `node` is where it was folded
   // (the wall view adds an "[off-cpu: S]" frame, `extra_frame`, else kNoFrame).
   virtual void on_off_cpu(uint32_t index, uint64_t state, uint64_t nanoseconds, FrameId extra_frame, NodeId node) = 0;
+  // The last raw stack has been seen; the weights at the end of the fold
+  // follow. The fold's MapEntry objects (RawStackFrame::map) still live
+  // during this call, not after the fold returns.
+  virtual void on_raw_stacks_done() {}
 };
 
 struct FoldOptions {

@@ -1,5 +1,7 @@
 #include "fold/raw_stack_index.h"
 
+#include <algorithm>
+
 namespace fg {
 
 std::vector<uint64_t>& RawStackIndex::next_key() {
@@ -49,6 +51,7 @@ uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t ha
     sink_.forget_stacks(table_);
     forgotten_ += table_.size();
     table_.clear();
+    std::fill(counts_.begin(), counts_.end(), 0);
   }
   idx = table_.insert(key, count, hash, entry);
   uint32_t stored_count = 0;

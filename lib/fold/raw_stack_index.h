@@ -35,11 +35,11 @@ class NewStackSink {
 
 class RawStackIndex {
  public:
-  // count_samples: keep a sample count per raw stack (for an observer).
-  // max_stacks: forget every stack when this many are held (0 = never; not
-  // with count_samples, whose counts are per index for the whole fold).
+  // count_samples: keep a sample count per raw stack (for an observer; like
+  // the weights, the counts start again when the stacks are forgotten).
+  // max_stacks: forget every stack when this many are held (0 = never).
   RawStackIndex(NewStackSink& sink, bool count_samples, size_t max_stacks = 0)
-      : sink_(sink), count_samples_(count_samples), max_stacks_(count_samples ? 0 : max_stacks) {}
+      : sink_(sink), count_samples_(count_samples), max_stacks_(max_stacks) {}
 
   // Adding a sample, in two steps: fill the returned (empty) buffer with
   // its key, then commit. Its weight is added a little later: the slot is
@@ -59,6 +59,8 @@ class RawStackIndex {
   // Stacks added since the start, forgotten ones included (a stack seen
   // again after the table was emptied counts again).
   uint64_t stacks_added() const { return forgotten_ + table_.size(); }
+  // Stacks forgotten so far: table index i is stack forgotten() + i of the fold.
+  uint64_t forgotten() const { return forgotten_; }
   double weight(uint32_t index) const { return table_.weight(index); }
   uint64_t sample_count(uint32_t index) const { return index < counts_.size() ? counts_[index] : 0; }
 

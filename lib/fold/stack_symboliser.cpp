@@ -199,7 +199,9 @@ NodeId StackSymboliser::observe_stack(uint32_t idx, const void* root_ptr, size_t
   r.pid = root.pid;
   r.tid = root.tid;
   r.frame = root.frame;
-  options_.observer->on_raw_stack(idx, r, observed_.data(), n, frame_arena_.data());
+  const uint64_t index = observer_base_ + idx;
+  if (index > UINT32_MAX) throw std::length_error("more than 4 billion raw stacks for the observer");
+  options_.observer->on_raw_stack(uint32_t(index), r, observed_.data(), n, frame_arena_.data());
   return node;
 }
 

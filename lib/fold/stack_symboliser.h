@@ -46,6 +46,9 @@ class StackSymboliser {
   NodeId node_of(uint32_t idx) const { return stack_nodes_[idx]; }
 
   FoldedProfile& profile() { return out_; }
+  // The observer's index of raw stack 0 from now on (the stacks the fold
+  // forgot before it); only while no stack is being symbolised.
+  void set_observer_base(uint64_t base) { observer_base_ = base; }
   SymbolCache& symbols() { return symbols_; }
   const SymboliserStats& stats() const { return stats_; }
 
@@ -136,6 +139,7 @@ class StackSymboliser {
   std::vector<SymbolizedFrame> resolved_;
   std::unique_ptr<PathMemo[]> memos_;  // kMemoWays-way sets by (root, generation)
   uint64_t memo_clock_ = 0;
+  uint64_t observer_base_ = 0;
 };
 
 }  // namespace fg

@@ -69,11 +69,13 @@ class PerfDataCollector final : public FoldObserver {
 
   void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
                     const FrameId* arena) override;
+  // The mappings are copied while the fold's maps still live.
+  void on_raw_stacks_done() override { finish(); }
+  // Also during the fold (the fold's raw-stack table forgetting stacks):
+  // weights is only touched by the fold's side, never the location thread.
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
-    finish();
     // 4 G samples of one stack would take a perf.data of hundreds of GB.
     if (samples > UINT32_MAX) throw std::length_error("pprof export: over 4 G samples of one stack");
-    if (weights.empty()) weights.reserve(raws.size());  // about one per raw stack: no regrowth
     weights.push_back(Weight{weight, uint32_t(samples), index, node, FoldedProfile::kNoFrame});
   }
   void on_off_cpu(uint32_t index, uint64_t, uint64_t nanoseconds, FrameId extra, NodeId node) override {

@@ -223,15 +223,34 @@ TEST(RawStackIndex, ABoundedIndexGivesTheSameWeightsAsAnUnboundedOne) {
   }
 }
 
-TEST(RawStackIndex, CountingSamplesIsNeverBounded) {
-  RecordingSink sink;  // fails on forget_stacks
-  RawStackIndex index(sink, /*count_samples=*/true, /*max_stacks=*/2);
-  for (uint64_t id = 0; id < 10; ++id) {
-    index.next_key() = {id, id + 1, id + 2};
-    index.commit(1, 1);
+// With an observer the index counts samples per raw stack; a bounded index
+// hands each stack's count over when it forgets the stack (the fold reports
+// it then) and counts the next stacks from zero.
+struct CountingSink : NewStackSink {
+  const RawStackIndex* index = nullptr;
+  std::vector<uint64_t> counts;  // of forgotten stacks, in index order
+  void on_new_stack(uint32_t, const uint64_t*, int32_t) override {}
+  void forget_stacks(const RawStackTable& table) override {
+    for (uint32_t i = 0; i < table.size(); ++i) counts.push_back(index->sample_count(i));
   }
+};
+
+TEST(RawStackIndex, CountedSamplesAreHandedOverWhenTheBoundForgetsThem) {
+  CountingSink sink;
+  RawStackIndex index(sink, /*count_samples=*/true, /*max_stacks=*/2);
+  sink.index = &index;
+  for (uint64_t id = 0; id < 10; ++id)
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      index.next_key() = {id, id + 1, id + 2};
+      index.commit(1, 1);
+    }
   index.flush();
-  EXPECT_EQ(index.size(), 10u);
+  EXPECT_EQ(index.stacks_added(), 10u);
+  EXPECT_EQ(index.forgotten(), 8u);
+  EXPECT_EQ(sink.counts, std::vector<uint64_t>(8, 3));
+  ASSERT_EQ(index.size(), 2u);
+  EXPECT_EQ(index.sample_count(0), 3u);
+  EXPECT_EQ(index.sample_count(1), 3u);
 }
 
 }  // namespace

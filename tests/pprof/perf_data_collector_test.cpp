@@ -5,6 +5,7 @@
 // And GrowableArray, which holds the collector's arrays.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <deque>
 #include <set>
 #include <string>
@@ -13,6 +14,10 @@
 
 #include "pprof/growable_array.h"
 #include "pprof/perf_data_collector.h"
+#include "test_support.h"
+#include "folded_text.h"
+#include "pprof/pprof_reader.h"
+#include "pprof/pprof_export.h"
 #include "unwind/process_table.h"
 
 namespace fg {
@@ -173,4 +178,37 @@ TEST(PerfDataCollector, LocationThreadGivesTheSameLocations) {
 }
 
 }  // namespace
+// The fold bounds its raw-stack table with an observer too: stacks it
+// forgets are reported to the observer then, and one seen again is a new
+// raw stack (a second pprof sample with the same locations). The profile
+// read back from the pprof is the same as with the table unbounded, and as
+// the fold's own.
+TEST(PerfDataCollector, ABoundedRawStackTableGivesTheSameProfile) {
+  setenv("DEBUGINFOD_URLS", "", 1);
+  const std::string dir = fg::test::temp_dir();
+  fg::test::write_file(dir + "/kallsyms", "");
+  for (const char* fixture : {"fold/fp_static.data", "fold/dwarf_static.data"}) {
+    SCOPED_TRACE(fixture);
+    fg::FoldOptions o;
+    o.symbols.symfs = fg::test::testdata("fold/symfs");
+    o.symbols.kallsyms_path = dir + "/kallsyms";
+    o.symbols.buildid_dir = dir;
+    o.max_raw_stacks = 0;
+    fg::FoldedProfile folded;
+    fg::FoldStats unbounded_stats, bounded_stats;
+    const std::string unbounded = fg::pprof_from_perf_data(fg::test::testdata(fixture), o, {}, &unbounded_stats, &folded);
+    o.max_raw_stacks = 2;
+    const std::string bounded = fg::pprof_from_perf_data(fg::test::testdata(fixture), o, {}, &bounded_stats);
+    EXPECT_GT(bounded_stats.unique_raw_stacks, unbounded_stats.unique_raw_stacks);  // stacks seen again
+    fg::FoldedProfile a, b;
+    fg::PprofReadInfo info_a, info_b;
+    fg::read_pprof_data(unbounded, "unbounded", a, {}, &info_a);
+    fg::read_pprof_data(bounded, "bounded", b, {}, &info_b);
+    EXPECT_GT(info_b.samples, info_a.samples);
+    EXPECT_EQ(fg::test::folded_text(b), fg::test::folded_text(a));
+    EXPECT_EQ(fg::test::folded_text(a), fg::test::folded_text(folded));
+    EXPECT_FALSE(fg::test::folded_text(a).empty());
+  }
+}
+
 }  // namespace fg
