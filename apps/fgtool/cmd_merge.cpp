@@ -203,6 +203,9 @@ int run_merge(const std::vector<std::string>& args) {
       for (const auto& v : order) merged.merge(groups.at(v), root_name(v));
       merged.units = units;
     }
+    // As `fold -o FILE`: a file starts with the units line, so that svg,
+    // diff and report read ns as ns (stdout stays plain folded text).
+    if (!output.empty() && output != "-" && !units.empty()) out.write(units_header_line(units));
     write_folded(merged, out);
   } else {
     PprofExportOptions eo;

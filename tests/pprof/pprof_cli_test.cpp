@@ -387,6 +387,12 @@ TEST(PprofCli, MergeLabelsEachInput) {
   // VALUE=PATH names the value.
   EXPECT_EQ(run_ok(fg_cmd("merge --root a=" + dir + "/node1.folded b=" + dir + "/node2.folded")),
             "a;train;gemm 5\na;train;io 1\nb;train;gemm 3\n");
+  // A folded file starts with the units line, as `fold -o` writes it
+  // (stdout above has none): plain folded inputs count samples, perf.data ns.
+  run_ok(fg_cmd("merge " + dir + "/node1.folded " + dir + "/node2.folded -o " + dir + "/sum.folded"));
+  EXPECT_EQ(test::read_file(dir + "/sum.folded"), "# fgtool units=samples\ntrain;gemm 8\ntrain;io 1\n");
+  run_ok(fg_cmd("merge " + shell_quote(testdata("fold/fp_static.data")) + " -o " + dir + "/ns.folded"));
+  EXPECT_EQ(test::read_file(dir + "/ns.folded").rfind("# fgtool units=ns\n", 0), 0u);
   // pprof output carries the label; reading it back sums the hosts.
   std::string pb = dir + "/job.pb.gz";
   run_ok(fg_cmd("merge --label host " + dir + "/node1.folded " + dir + "/node2.folded -o " + pb));
