@@ -8,7 +8,10 @@
 
 namespace fg {
 
-PerfDataCollector::~PerfDataCollector() {
+PerfDataCollector::~PerfDataCollector() { stop_location_thread(); }
+
+// Lets the location thread finish the batches queued, then joins it.
+void PerfDataCollector::stop_location_thread() {
   if (!thread_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -102,15 +105,8 @@ void PerfDataCollector::finish() {
   if (finished_) return;
   finished_ = true;
   if (!filling_.stacks.empty()) hand_off();
-  if (thread_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-    if (thread_error_) std::rethrow_exception(thread_error_);
-  }
+  stop_location_thread();
+  if (thread_error_) std::rethrow_exception(thread_error_);
   // Only the raw stacks' locations are needed from here on: the tables
   // go before the weights and the export allocate theirs.
   mapped_table_ = decltype(mapped_table_)();

@@ -85,7 +85,7 @@ class PerfDataCollector final : public FoldObserver {
 
   // Waits for the locations of the raw stacks handed over and frees the
   // lookup tables: call once the fold is done, before reading the fields
-  // below (on_samples and on_off_cpu do; no raw stack may follow).
+  // below (on_raw_stacks_done and on_off_cpu do; no raw stack may follow).
   void finish();
 
   // A location's frame names, outermost first.
@@ -135,6 +135,7 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t root_index_slow(const RawStackRoot& r);
   void hand_off();
   void location_thread();
+  void stop_location_thread();
   void add_batch(const Batch& b);
   void add_window(const Batch& b, size_t first_stack, size_t end_stack);
   uint32_t mapping_index(const BatchFrame& f);

@@ -16,13 +16,15 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
-const MapEntry* find_in(const MapList& maps, uint64_t address) {
-  // First map with start > address, then step back one.
-  auto it = std::upper_bound(maps.begin(), maps.end(), address,
-                             [](uint64_t a, const MapEntry* e) { return a < e->start; });
-  if (it == maps.begin()) return nullptr;
-  const MapEntry* e = *(it - 1);
-  return e->contains(address) ? e : nullptr;
+// The index of the map in the sorted list [maps, maps + n) that contains
+// address, or n: the first map with start > address, then a step back.
+// Every lookup of a map list (ProcessMaps, MapsView, has) is this one.
+size_t index_of(const MapEntry* const* maps, size_t n, uint64_t address) {
+  const MapEntry* const* it =
+      std::upper_bound(maps, maps + n, address, [](uint64_t a, const MapEntry* e) { return a < e->start; });
+  if (it == maps) return n;
+  --it;
+  return (*it)->contains(address) ? size_t(it - maps) : n;
 }
 
 }  // namespace
@@ -33,30 +35,23 @@ bool MapEntry::is_kernel() const {
 
 const MapEntry* MapsView::find(uint64_t address) {
   if (hint_ < size_ && data_[hint_]->contains(address)) return data_[hint_];
-  const MapEntry* const* end = data_ + size_;
-  const MapEntry* const* it =
-      std::upper_bound(data_, end, address, [](uint64_t a, const MapEntry* e) { return a < e->start; });
-  if (it == data_) return nullptr;
-  --it;
-  if (!(*it)->contains(address)) return nullptr;
-  hint_ = size_t(it - data_);
-  return *it;
+  const size_t i = index_of(data_, size_, address);
+  if (i == size_) return nullptr;
+  hint_ = i;
+  return data_[i];
 }
 
 const MapEntry* ProcessMaps::find(uint64_t address) const {
   uint32_t hint = last_hit.load(std::memory_order_relaxed);
   if (hint < maps.size() && maps[hint]->contains(address)) return maps[hint];
-  auto it = std::upper_bound(maps.begin(), maps.end(), address,
-                             [](uint64_t a, const MapEntry* e) { return a < e->start; });
-  if (it == maps.begin()) return nullptr;
-  --it;
-  if (!(*it)->contains(address)) return nullptr;
-  last_hit.store(static_cast<uint32_t>(it - maps.begin()), std::memory_order_relaxed);
-  return *it;
+  const size_t i = index_of(maps.begin(), maps.size(), address);
+  if (i == maps.size()) return nullptr;
+  last_hit.store(static_cast<uint32_t>(i), std::memory_order_relaxed);
+  return maps[i];
 }
 
 bool ProcessMaps::has(const MapEntry* entry) const {
-  return entry != nullptr && find_in(maps, entry->start) == entry;
+  return entry != nullptr && view().find(entry->start) == entry;
 }
 
 ProcessTable::ProcessTable() : kernel_(std::make_unique<ProcessMaps>()) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <sstream>
 
@@ -78,8 +79,10 @@ struct SymboliserFixture : ::testing::Test {
     return k;
   }
   // Folds the stacks (weight 1 each) and returns the folded text; with
-  // `threaded`, through a SymbolisingThread.
-  std::string fold(const std::vector<std::vector<StackAddress>>& stacks, bool threaded = false) {
+  // `threaded`, through a SymbolisingThread. `before_stack(i, table)` may
+  // change the process table before stack i's key is made.
+  std::string fold(const std::vector<std::vector<StackAddress>>& stacks, bool threaded = false,
+                   const std::function<void(size_t, ProcessTable&)>& before_stack = {}) {
     ProcessTable fresh;
     fill(fresh);
     StackSymboliser sym(options, info);
@@ -90,6 +93,7 @@ struct SymboliserFixture : ::testing::Test {
     std::unique_ptr<SymbolisingThread> thread;
     if (threaded) thread = std::make_unique<SymbolisingThread>(sym);
     for (size_t i = 0; i < stacks.size(); ++i) {
+      if (before_stack) before_stack(i, fresh);
       keys.push_back(key(fresh, &root, stacks[i]));
       if (thread) {
         thread->add(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
@@ -245,33 +249,16 @@ TEST_F(SymboliserFixture, TheMemoIsForgottenWhenTheMapsChange) {
 // still has stacks of that process queued: each queued stack is named by
 // the maps it was made with (a snapshot), as folding inline would.
 TEST_F(SymboliserFixture, QueuedStacksKeepTheMapsTheyWereMadeWith) {
-  auto run = [&](bool threaded) {
-    ProcessTable t;
-    fill(t);
-    StackSymboliser sym(options, info);
-    ThreadRoot root;
-    root.name = "prog";
-    std::vector<std::vector<uint64_t>> keys;
-    keys.reserve(2000);
-    std::unique_ptr<SymbolisingThread> thread;
-    if (threaded) thread = std::make_unique<SymbolisingThread>(sym);
-    for (uint32_t i = 0; i < 2000; ++i) {
-      if (i % 50 == 0)  // the JIT region flips between anonymous memory and the binary's text
-        t.add_mmap(kPid, kJitStart, 0x10000, 0x1000, (i / 50) % 2 ? kBinary : "//anon", true);
-      keys.push_back(key(t, &root, {{kJitStart + 0x10 + (i % 7), false, false}, {main_address + 4, false, true}}));
-      if (thread) thread->add(i, keys.back().data(), kPid, t.process(kPid));
-      else sym.symbolise(i, keys.back().data(), kPid, t.process(kPid));
-    }
-    if (thread) {
-      thread->drain();
-      thread->stop();
-    }
-    for (uint32_t i = 0; i < keys.size(); ++i) sym.profile().add_self(sym.node_of(i), 1);
-    return test::folded_text(sym.profile());
+  std::vector<std::vector<StackAddress>> stacks;
+  for (uint64_t i = 0; i < 2000; ++i)
+    stacks.push_back({{kJitStart + 0x10 + (i % 7), false, false}, {main_address + 4, false, true}});
+  auto flip = [&](size_t i, ProcessTable& t) {
+    if (i % 50 == 0)  // the JIT region flips between anonymous memory and the binary's text
+      t.add_mmap(kPid, kJitStart, 0x10000, 0x1000, (i / 50) % 2 ? kBinary : "//anon", true);
   };
-  const std::string inline_text = run(false);
+  const std::string inline_text = fold(stacks, false, flip);
   EXPECT_NE(inline_text.find("prog;main;[perf-100.map] 1000\n"), std::string::npos) << inline_text;
-  EXPECT_EQ(run(true), inline_text);
+  EXPECT_EQ(fold(stacks, true, flip), inline_text);
 }
 
 TEST_F(SymboliserFixture, ElfPathForMapsFindsTheSymfsCopy) {
