@@ -208,6 +208,10 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
         << "), " << s.filtered_samples << " filtered, " << s.other_event_samples << " of other events; "
         << s.unique_raw_stacks << " distinct raw stacks, " << s.unique_frames << " distinct frames, " << s.unknown_frames
         << " of " << s.frames << " frames unresolved\n";
+    if (s.frames)
+      err << p << "symbolising: " << s.memo_frames << " of " << s.frames
+          << " frames came from the path memo (callers shared with a recent stack), " << s.named_addresses
+          << " addresses were symbolised\n";
     if (o.view != FoldView::on_cpu)
       err << p << "off-CPU: " << s.off_cpu.switch_outs << " switch-outs, " << s.off_cpu.paired << " paired, "
           << s.off_cpu.closed_by_fallback << " closed by the next record, " << s.off_cpu.unfinished

@@ -6,8 +6,9 @@
 //   DwarfUnwindPool   DWARF unwinding, batched on several threads (dwarf_unwind_pool.h)
 //   StackKeyBuilder   a sample's raw stack key (stack_key.h)
 //   RawStackIndex     raw stack deduplication and weights (raw_stack_index.h)
-//   StackSymboliser   new raw stacks into the profile tree (stack_symboliser.h),
+//   StackSymboliser   names the frames of new raw stacks (stack_symboliser.h),
 //                     on a SymbolisingThread (symbolising_thread.h) or inline
+//   StackTreeBuilder  puts them into the profile tree (stack_tree_builder.h)
 //   OffCpuTracker     sched_switch pairing (off_cpu_tracker.h)
 #include "fold/fold_perf_data.h"
 
@@ -27,6 +28,7 @@
 #include "fold/sample_selection.h"
 #include "fold/stack_key.h"
 #include "fold/stack_symboliser.h"
+#include "fold/stack_tree_builder.h"
 #include "fold/symbolising_thread.h"
 #include "folded/profile_loader.h"
 #include "perf/perf_data_reader.h"
@@ -99,7 +101,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   void enable_symbolising_thread(unsigned threads) {
     if (threads < 2 || options_.view != FoldView::on_cpu || queue_samples_ || symbolising_) return;
     if (has_dwarf_samples(reader_.info())) return;
-    symbolising_ = std::make_unique<SymbolisingThread>(symboliser_);
+    symbolising_ = std::make_unique<SymbolisingThread>(symboliser_, tree_);
   }
 
   SymbolCache& symbols() { return symboliser_.symbols(); }
@@ -166,9 +168,10 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     const int fold_attr = events_->folded_attr();
     if (fold_attr >= 0 && size_t(fold_attr) < info.attrs.size()) stats_.event = info.attrs[fold_attr].name;
     const bool micro = options_.view != FoldView::on_cpu;
+    FoldedProfile& profile = tree_.profile();
+    profile.take_names(symboliser_.names());  // no stack is named after this
     if (options_.observer) report_weights(micro);
     add_weights(micro);
-    FoldedProfile& profile = symboliser_.profile();
     if (options_.count) profile.units = "samples";
     else if (micro) profile.units = "us";
     else if (fold_attr >= 0 && is_clock_event(info.attrs[fold_attr])) profile.units = "ns";
@@ -331,7 +334,9 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     const ProcessMaps* proc = StackKeyView(key).has_user_frames() ? table_.process(pid) : nullptr;
     if (symbolising_ && ++window_stacks_ >= options_.symbolising_window) keep_symbolising_thread_or_not();
     if (!symbolising_) {
-      symboliser_.symbolise(idx, key, pid, proc);
+      symboliser_.symbolise(idx, key, pid, proc, named_);
+      tree_.place(named_);
+      named_.clear();
       return;
     }
     symbolising_->add(idx, key, pid, proc);
@@ -365,15 +370,15 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // the forgotten stacks' count; the symbolising thread is drained, so
   // observer calls still come one at a time).
   void forget_stacks(const RawStackTable& table) override {
-    drain_symbolising_thread();  // it still reads keys in the table, and writes the nodes
-    FoldedProfile& out = symboliser_.profile();
+    drain_symbolising_thread();  // it still reads keys in the table; the drain places its last stacks
+    FoldedProfile& out = tree_.profile();
     if (options_.observer) report_samples(raw_.forgotten());
     for (uint32_t i = 0; i < table.size(); ++i)
-      if (double w = table.weight(i); w != 0) out.add_self(symboliser_.node_of(i), w);
+      if (double w = table.weight(i); w != 0) out.add_self(tree_.node_of(i), w);
     symboliser_.set_observer_base(raw_.forgotten() + table.size());
   }
 
-  // Waits until every new stack so far is symbolised.
+  // Waits until every new stack so far is symbolised and in the tree.
   void drain_symbolising_thread() {
     if (!symbolising_) return;
     symbolising_->drain();
@@ -386,22 +391,22 @@ class StackFolder final : public RecordHandler, private NewStackSink {
 
   // Adds each raw stack's weight (and off-CPU time) to the node it folded to.
   void add_weights(bool micro) {
-    FoldedProfile& out = symboliser_.profile();
+    FoldedProfile& out = tree_.profile();
     if (!micro) {
       // Whole periods or counts: summing in the profile is exact (integers
       // in doubles).
       for (uint32_t i = 0; i < raw_.size(); ++i)
-        if (double w = raw_.weight(i); w != 0) out.add_self(symboliser_.node_of(i), w);
+        if (double w = raw_.weight(i); w != 0) out.add_self(tree_.node_of(i), w);
       return;
     }
     // Sum per folded stack (raw stacks that fold alike share a node) in
     // ns, then convert: rounding after summing keeps microseconds exact.
     std::unordered_map<NodeId, double> grouped;
     for (uint32_t i = 0; i < raw_.size(); ++i)
-      if (double w = raw_.weight(i); w != 0) grouped[symboliser_.node_of(i)] += w;
+      if (double w = raw_.weight(i); w != 0) grouped[tree_.node_of(i)] += w;
     // In a fixed order, so that the tree is built the same way every run.
     for (const auto& kv : sorted_off_weights()) {
-      NodeId node = symboliser_.node_of(uint32_t(kv.first >> 16));
+      NodeId node = tree_.node_of(uint32_t(kv.first >> 16));
       uint64_t state = kv.first & 0xffff;
       if (options_.view == FoldView::wall) node = out.child(node, out.intern("[off-cpu: " + task_state_name(state) + "]"));
       grouped[node] += double(kv.second);
@@ -429,20 +434,20 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     for (uint32_t i = 0; i < raw_.size(); ++i) {
       uint64_t samples = raw_.sample_count(i);
       double w = raw_.weight(i);
-      if (samples || w != 0) options_.observer->on_samples(uint32_t(base + i), samples, w, symboliser_.node_of(i));
+      if (samples || w != 0) options_.observer->on_samples(uint32_t(base + i), samples, w, tree_.node_of(i));
     }
   }
 
   void report_weights(bool micro) {
     FoldObserver& o = *options_.observer;
-    FoldedProfile& out = symboliser_.profile();
+    FoldedProfile& out = tree_.profile();
     o.on_raw_stacks_done();
     report_samples(raw_.forgotten());
     if (!micro) return;
     for (const auto& kv : sorted_off_weights()) {
       uint32_t idx = uint32_t(kv.first >> 16);
       uint64_t state = kv.first & 0xffff;
-      NodeId node = symboliser_.node_of(idx);
+      NodeId node = tree_.node_of(idx);
       FrameId extra = FoldedProfile::kNoFrame;
       if (options_.view == FoldView::wall) {
         extra = out.intern("[off-cpu: " + task_state_name(state) + "]");
@@ -462,8 +467,10 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     stats_.kernel_frames = ss.kernel_frames;
     stats_.unknown_frames = ss.unknown_frames;
     stats_.truncated_names = ss.truncated_names;
+    stats_.memo_frames = ss.memo_frames;
+    stats_.named_addresses = ss.named_addresses;
     stats_.unique_raw_stacks = raw_.stacks_added();
-    stats_.unique_frames = symboliser_.profile().frame_count();
+    stats_.unique_frames = tree_.profile().frame_count();
     stats_.unwind = unwind_pool_->stats();
     stats_.unwind_error = unwind_pool_->last_error();
     if (options_.object_statuses) stats_.objects = symboliser_.symbols().object_statuses();
@@ -482,6 +489,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   ProcessTable table_;
   SampleSelection selection_;
   StackSymboliser symboliser_;  // owned by the symbolising thread while it runs
+  StackTreeBuilder tree_;
   std::unique_ptr<DwarfUnwindPool> unwind_pool_;
   bool queue_samples_ = false;  // samples go through unwind_pool_'s queue
   StackKeyBuilder keys_;
@@ -497,6 +505,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // Scratch reused across samples (no allocation on the hot path).
   std::vector<UnwindFrame> unwound_;
   std::vector<uint64_t> key_;
+  std::vector<uint32_t> named_;  // a stack symbolised inline, for tree_
 };
 
 }  // namespace

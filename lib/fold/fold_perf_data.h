@@ -141,6 +141,7 @@ struct FoldStats {
   // seen again after the table was emptied counts again.
   uint64_t unique_raw_stacks = 0, unique_frames = 0;
   uint64_t kernel_frames = 0, unknown_frames = 0, frames = 0;
+  uint64_t memo_frames = 0, named_addresses = 0;  // SymboliserStats
   bool dwarf = false;
   UnwindStats unwind;
   std::string unwind_error;       // last libdwfl message, if any

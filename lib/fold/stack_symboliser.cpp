@@ -36,23 +36,25 @@ StackSymboliser::StackSymboliser(const FoldOptions& options, const PerfFileInfo&
   symbols_.keep_answers(false);
 }
 
-void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t pid, MapsView maps) {
+void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t pid, MapsView maps,
+                                std::vector<uint32_t>& out) {
   const StackKeyView key(key_words);
   ThreadRoot* root = const_cast<ThreadRoot*>(static_cast<const ThreadRoot*>(key.root()));
-  if (root->frame == FoldedProfile::kNoFrame) root->frame = out_.intern(root->name);
-  NodeId node;
+  if (root->frame == FoldedProfile::kNoFrame) root->frame = names_.intern(root->name);
+  const size_t header = out.size();
+  out.resize(header + SymbolisedStack::kWords);
+  out[header] = idx;
+  out[header + 1] = root->frame;
   if (options_.observer) {
     bool cut = false;
-    size_t used = frame_keys(key, 0, key.size(), pid, maps, &cut);
-    node = observe_stack(idx, root, used, pid, out_.child(0, root->frame));
+    size_t used = frame_keys(key, key.size(), pid, maps, &cut);
+    observe_stack(idx, root, used, pid, out);
   } else {
-    node = symbolise_with_memo(key_words, root, pid, maps);
+    symbolise_with_memo(key_words, pid, maps, out);
   }
-  if (stack_nodes_.size() <= idx) stack_nodes_.resize(idx + 1);
-  stack_nodes_[idx] = node;
 }
 
-// Fills frames_[begin, end) (leaf first) with each address's cache key,
+// Fills frames_[0, end) (leaf first) with each address's cache key,
 // prefetching its slot: the frame cache is too big for the CPU caches, and
 // this way the misses of one stack's frames overlap. Returns how many
 // frames are kept: past a cut (*cut set) the root side is dropped.
@@ -62,12 +64,11 @@ void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t
 // them hides the real ones. One "[unknown]" marks the cut (also where DWARF
 // unwinding was cut short, see kCutShortMarker). The leaf-most user address
 // may be unmapped JIT code: its callers count.
-size_t StackSymboliser::frame_keys(const StackKeyView& key, size_t begin, size_t end, int32_t pid,
-                                   MapsView& maps, bool* cut) {
+size_t StackSymboliser::frame_keys(const StackKeyView& key, size_t end, int32_t pid, MapsView& maps, bool* cut) {
   *cut = false;
   if (frames_.size() < end) frames_.resize(end);
   bool user_seen = false;
-  for (size_t i = begin; i < end; ++i) {
+  for (size_t i = 0; i < end; ++i) {
     StackFrame& fr = frames_[i];
     fr.address = key[i];
     fr.named = fr.address;
@@ -140,9 +141,10 @@ StackSymboliser::PathMemo& StackSymboliser::best_memo(const uint64_t* key_words,
 // symbolise without an observer: the callers this stack shares with a
 // recent one symbolised under its root in its process come from a memo (the
 // same addresses in the same maps name the same frames), the rest frame by
-// frame; the memo then holds this stack.
-NodeId StackSymboliser::symbolise_with_memo(const uint64_t* key_words, const void* root_ptr, int32_t pid,
-                                            MapsView& maps) {
+// frame; the memo then holds this stack's addresses. `out` ends with this
+// stack's SymbolisedStack header, whose other words are filled here.
+void StackSymboliser::symbolise_with_memo(const uint64_t* key_words, int32_t pid, MapsView& maps,
+                                          std::vector<uint32_t>& out) {
   const StackKeyView key(key_words);
   const size_t n = key.size();
   size_t reused = 0;
@@ -150,42 +152,44 @@ NodeId StackSymboliser::symbolise_with_memo(const uint64_t* key_words, const voi
   // Every memo address is kernel or mapped, so a cut can only fall among
   // the others; a cut drops the root side, memo included.
   bool cut = false;
-  size_t used = frame_keys(key, 0, n - reused, pid, maps, &cut);
+  size_t used = frame_keys(key, n - reused, pid, maps, &cut);
   if (cut) reused = 0;
   else used = n;
-  NodeId node;
   if (reused) {
-    node = memo.entries[reused - 1].node;
     stats_.frames += reused;
+    stats_.memo_frames += reused;
     for (size_t j = 0; j < reused; ++j) stats_.kernel_frames += (memo.entries[j].flags >> 1) & 1;
-  } else {
-    node = out_.child(0, static_cast<const ThreadRoot*>(root_ptr)->frame);
   }
+  const size_t header = out.size() - SymbolisedStack::kWords;
   // Frames [0, used - reused) remain, root side first; the memo keeps the
   // prefix of kernel or mapped addresses.
   size_t depth = reused;
   bool memo_open = true;
   for (size_t i = used - reused; i-- > 0;) {
     const StackFrame& f = frames_[i];
-    node = append_frames(f, pid, node);
+    append_frames(f, pid, out);
     memo_open = memo_open && depth < kMemoDepth && (f.address.kernel || f.map);
-    if (memo_open) {
-      memo.entries[depth++] = MemoEntry{f.address.address, node, memo_flags(f.address, f.named.return_address)};
-    }
+    if (memo_open) memo.entries[depth++] = MemoEntry{f.address.address, memo_flags(f.address, f.named.return_address)};
   }
   memo.depth = uint32_t(depth);
-  return node;
+  out[header + 2] = uint32_t(&memo - memos_.get());
+  out[header + 3] = uint32_t(reused);
+  out[header + 4] = uint32_t(depth - reused);
+  out[header + 5] = uint32_t(used - reused);
 }
 
-// symbolise's loop when an observer watches: the same frames, and what each
-// address became handed to the observer.
-NodeId StackSymboliser::observe_stack(uint32_t idx, const void* root_ptr, size_t n, int32_t pid, NodeId node) {
+// symbolise's loop when an observer watches: the same frames (the memo
+// unused), and what each address became handed to the observer.
+void StackSymboliser::observe_stack(uint32_t idx, const void* root_ptr, size_t n, int32_t pid,
+                                    std::vector<uint32_t>& out) {
   const ThreadRoot& root = *static_cast<const ThreadRoot*>(root_ptr);
+  const size_t header = out.size() - SymbolisedStack::kWords;
+  out[header + 2] = out[header + 3] = out[header + 4] = 0;
+  out[header + 5] = uint32_t(n);
   observed_.resize(n);
   for (size_t i = n; i-- > 0;) {
     const StackFrame& f = frames_[i];
-    FrameSpan sp{0, 0};
-    node = append_frames(f, pid, node, &sp);
+    const FrameSpan sp = append_frames(f, pid, out);
     RawStackFrame& o = observed_[i];
     o.address = f.address.address;
     o.kernel = f.address.kernel;
@@ -202,12 +206,11 @@ NodeId StackSymboliser::observe_stack(uint32_t idx, const void* root_ptr, size_t
   const uint64_t index = observer_base_ + idx;
   if (index > UINT32_MAX) throw std::length_error("more than 4 billion raw stacks for the observer");
   options_.observer->on_raw_stack(uint32_t(index), r, observed_.data(), n, frame_arena_.data());
-  return node;
 }
 
-// Extends the path at node by the frames (outermost first, inlines included)
-// of one address; returns where it ends.
-NodeId StackSymboliser::append_frames(const StackFrame& f, int32_t pid, NodeId node, FrameSpan* span_out) {
+// Appends the frames (outermost first, inlines included) of one address to
+// `out`, after their count; returns where they are in the frame arena.
+StackSymboliser::FrameSpan StackSymboliser::append_frames(const StackFrame& f, int32_t pid, std::vector<uint32_t>& out) {
   ++stats_.frames;
   if (f.address.kernel) ++stats_.kernel_frames;
   const uint64_t hash = f.hash;
@@ -217,11 +220,12 @@ NodeId StackSymboliser::append_frames(const StackFrame& f, int32_t pid, NodeId n
     sp = cached->span;
   } else {
     sp = name_address(f.named, f.map, pid);
+    ++stats_.named_addresses;
     frame_cache_.insert_new(hash, FrameSlot{f.key, sp});
   }
-  for (uint32_t i = 0; i < sp.count; ++i) node = out_.child(node, frame_arena_[sp.start + i]);
-  if (span_out) *span_out = sp;
-  return node;
+  out.push_back(sp.count);
+  for (uint32_t i = 0; i < sp.count; ++i) out.push_back(frame_arena_[sp.start + i]);
+  return sp;
 }
 
 // The frame cache's key for an address: the kernel address, the object and
@@ -359,13 +363,13 @@ void StackSymboliser::push_frame(std::string_view name, bool kernel, bool jit, c
   }
   FrameId id;
   if ((kernel && options_.annotate_kernel) || (jit && options_.annotate_jit)) {
-    id = out_.intern(std::string(name) + (kernel ? "_[k]" : "_[j]"));
+    id = names_.intern(std::string(name) + (kernel ? "_[k]" : "_[j]"));
   } else {
-    id = out_.intern(name);
+    id = names_.intern(name);
   }
-  if (out_.frame_object(id).empty()) {
-    if (kernel) out_.set_frame_object(id, "[kernel.kallsyms]");
-    else if (map) out_.set_frame_object(id, map->path);
+  if (names_.frame_object(id).empty()) {
+    if (kernel) names_.set_frame_object(id, "[kernel.kallsyms]");
+    else if (map) names_.set_frame_object(id, map->path);
   }
   frame_arena_.push_back(id);
 }

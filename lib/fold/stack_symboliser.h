@@ -1,7 +1,9 @@
-// Symbolises raw stacks into the profile's prefix tree, once per distinct
-// raw stack: owns the symbol cache, the frame cache (object + offset -> the
-// frames an address becomes), the names perf gives what has no symbol
-// ([dso], [perf-PID.map], [JIT], [unknown]) and the FoldedProfile being built.
+// Names the frames of raw stacks, once per distinct raw stack: owns the
+// symbol cache, the frame cache (object + offset -> the frames an address
+// becomes), the names perf gives what has no symbol ([dso], [perf-PID.map],
+// [JIT], [unknown]) and the interned frame names. Its output, a record per
+// stack, goes to StackTreeBuilder (stack_tree_builder.h), which builds the
+// profile tree: naming and the tree walk run on two threads.
 // Owning thread: the symbolising thread when the fold has one, else the
 // folding thread. Only elf_path_for() may be called from other threads.
 #pragma once
@@ -25,27 +27,48 @@ namespace fg {
 struct SymboliserStats {
   uint64_t frames = 0, kernel_frames = 0, unknown_frames = 0;
   uint64_t truncated_names = 0;  // symbol names cut to kMaxFrameNameBytes
+  uint64_t memo_frames = 0;      // of `frames`, taken from the path memo
+  uint64_t named_addresses = 0;  // frame-cache misses: addresses symbolised
+};
+
+// symbolise's output for one raw stack, in 32-bit words: a header, then per
+// address (root side first, after those the memo gave) the number of its
+// frames and their FrameIds (outermost first, inlines included).
+struct SymbolisedStack {
+  uint32_t idx;         // the raw stack
+  uint32_t root_frame;  // where a path not from the memo starts: child(0, root_frame)
+  // The path memo: the stack starts at the node the memo slot's entry
+  // reused - 1 ended at (reused > 0), and the first memo_new addresses
+  // below become its entries reused, reused + 1, ...
+  uint32_t memo_slot, reused, memo_new;
+  uint32_t addresses;  // address groups that follow
+  static constexpr size_t kWords = 6;
 };
 
 class StackSymboliser {
  public:
+  // The path memo's geometry (StackTreeBuilder keeps the nodes of the same slots).
+  static constexpr size_t kMemoSets = 256, kMemoWays = 4, kMemoDepth = 128;
+  static constexpr size_t kMemoSlots = kMemoSets * kMemoWays;
+
   // `info` (the reader's) is read for its BUILD_ID feature on first need.
   StackSymboliser(const FoldOptions& options, const PerfFileInfo& info);
   StackSymboliser(const StackSymboliser&) = delete;
   StackSymboliser& operator=(const StackSymboliser&) = delete;
 
-  // Folds raw stack idx (a StackKeyBuilder key whose root is a ThreadRoot*)
-  // into the profile; node_of(idx) is then where its path ends. `maps`: the
-  // map list of the process the key's user addresses belong to, as it was
-  // when the key was made (empty for kernel-only keys).
-  void symbolise(uint32_t idx, const uint64_t* key, int32_t pid, MapsView maps);
+  // Names the frames of raw stack idx (a StackKeyBuilder key whose root is
+  // a ThreadRoot*) and appends its SymbolisedStack record to `out`. `maps`:
+  // the map list of the process the key's user addresses belong to, as it
+  // was when the key was made (empty for kernel-only keys).
+  void symbolise(uint32_t idx, const uint64_t* key, int32_t pid, MapsView maps, std::vector<uint32_t>& out);
   // The same with the process as the table has it now (nullptr: none).
-  void symbolise(uint32_t idx, const uint64_t* key, int32_t pid, const ProcessMaps* proc) {
-    symbolise(idx, key, pid, proc ? proc->view() : MapsView());
+  void symbolise(uint32_t idx, const uint64_t* key, int32_t pid, const ProcessMaps* proc,
+                 std::vector<uint32_t>& out) {
+    symbolise(idx, key, pid, proc ? proc->view() : MapsView(), out);
   }
-  NodeId node_of(uint32_t idx) const { return stack_nodes_[idx]; }
 
-  FoldedProfile& profile() { return out_; }
+  // The interned frame names (and objects) the records' FrameIds index.
+  FoldedProfile& names() { return names_; }
   // The observer's index of raw stack 0 from now on (the stacks the fold
   // forgot before it); only while no stack is being symbolised.
   void set_observer_base(uint64_t base) { observer_base_ = base; }
@@ -85,14 +108,13 @@ class StackSymboliser {
   };
 
   // A recent stack symbolised under a root in one process (map generation),
-  // root frame first: its addresses and the node each ends at. New raw
-  // stacks of a thread mostly differ near the leaf; the callers they share
-  // with a memo are taken from it instead of being named and looked up in
-  // the tree frame by frame (busy.data: 49% of the frames, fold 2.07 ->
-  // 1.5 s). Memos are sets of kMemoWays per (root, process), 2 MB in all.
+  // root frame first: its addresses (StackTreeBuilder keeps the node each
+  // ends at). New raw stacks of a thread mostly differ near the leaf; the
+  // callers they share with a memo are taken from it instead of being named
+  // and looked up in the tree frame by frame (busy.data: 48% of the frames,
+  // fold 2.07 -> 1.5 s). Memos are sets of kMemoWays per (root, process).
   struct MemoEntry {
     uint64_t address;
-    NodeId node;     // where the path ends after this address's frames
     uint32_t flags;  // bit 0 named at its call site, bit 1 kernel (memo_flags)
   };
   static uint32_t memo_flags(const StackAddress& a, bool call_site) {
@@ -105,15 +127,13 @@ class StackSymboliser {
     uint64_t last_used = 0;
     std::unique_ptr<MemoEntry[]> entries;
   };
-  static constexpr size_t kMemoSets = 256, kMemoWays = 4, kMemoDepth = 128;
   PathMemo& best_memo(const uint64_t* key_words, size_t* reused);
-  NodeId symbolise_with_memo(const uint64_t* key_words, const void* root, int32_t pid, MapsView& maps);
+  void symbolise_with_memo(const uint64_t* key_words, int32_t pid, MapsView& maps, std::vector<uint32_t>& out);
 
   bool naming_call_site(const StackAddress& a, const StackKeyView& key) const;
-  size_t frame_keys(const StackKeyView& key, size_t begin, size_t end, int32_t pid, MapsView& maps,
-                    bool* cut);
-  NodeId observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, NodeId node);
-  NodeId append_frames(const StackFrame& f, int32_t pid, NodeId node, FrameSpan* span_out = nullptr);
+  size_t frame_keys(const StackKeyView& key, size_t end, int32_t pid, MapsView& maps, bool* cut);
+  void observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, std::vector<uint32_t>& out);
+  FrameSpan append_frames(const StackFrame& f, int32_t pid, std::vector<uint32_t>& out);
   FrameKey frame_key(const StackAddress& a, int32_t pid, MapsView& maps, const MapEntry** map_out);
   FrameSpan name_address(const StackAddress& a, const MapEntry* map, int32_t pid);
   std::string fallback_name(const StackAddress& a, const MapEntry* map, int32_t pid, bool* jit);
@@ -126,8 +146,7 @@ class StackSymboliser {
   const PerfFileInfo& info_;
   SymbolCache symbols_;
   std::mutex elf_path_mutex_;  // the unwinders call elf_path_for from two threads
-  FoldedProfile out_;
-  std::vector<NodeId> stack_nodes_;  // per raw stack: the node in out_ where its path ends
+  FoldedProfile names_;  // names only: the tree is StackTreeBuilder's
   OpenTable<FrameSlot, FrameSlotPolicy> frame_cache_{4096};
   std::vector<FrameId> frame_arena_;
   std::unordered_map<std::string, std::string> feature_ids_;

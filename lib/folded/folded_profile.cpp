@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "folded/hash.h"
 #include "folded/open_table.h"
@@ -272,6 +273,20 @@ void FoldedProfile::set_frame_object(FrameId id, std::string_view object) {
   if (id >= impl_->names.size()) return;
   if (impl_->objects.size() <= id) impl_->objects.resize(impl_->names.size());
   impl_->objects[id] = impl_->store(object);
+}
+
+void FoldedProfile::take_names(FoldedProfile& from) {
+  Impl& m = *impl_;
+  Impl& o = *from.impl_;
+  if (!m.names.empty()) throw std::logic_error("FoldedProfile::take_names: this profile has names already");
+  m.blocks = std::move(o.blocks);
+  m.block_pos = std::exchange(o.block_pos, nullptr);
+  m.block_left = std::exchange(o.block_left, 0);
+  m.arena_bytes += std::exchange(o.arena_bytes, 0);
+  m.names = std::move(o.names);
+  m.name_table = std::move(o.name_table);
+  m.objects = std::move(o.objects);
+  o = Impl();
 }
 
 std::string_view FoldedProfile::frame_object(FrameId id) const {

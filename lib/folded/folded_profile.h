@@ -56,6 +56,11 @@ class FoldedProfile {
   // rules that match on the object. Empty when unknown.
   void set_frame_object(FrameId id, std::string_view object);
   std::string_view frame_object(FrameId id) const;
+  // Takes `from`'s frame names and objects as this profile's, keeping their
+  // ids: for a tree built on one thread from ids another thread interned
+  // (the fold's StackTreeBuilder). This profile must have no names yet;
+  // `from` is left empty.
+  void take_names(FoldedProfile& from);
 
   // ---- building ----
   // Adds weight to one stack given root first. Identical stacks merge.

@@ -148,6 +148,9 @@ class MapsSnapshot {
     if (list_) list_->frozen = true;
   }
   MapsView view() const { return list_ ? MapsView(list_->data(), list_->size()) : MapsView(); }
+  // Whether this is a snapshot of `maps` as the list is now (a frozen list
+  // never changes in place: a view of `maps` then sees the same entries).
+  bool holds(const MapList& maps) const { return list_ && list_ == maps.list_; }
 
  private:
   std::shared_ptr<const MapList::Vector> list_;

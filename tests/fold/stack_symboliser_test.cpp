@@ -13,6 +13,7 @@
 
 #include "fold/sample_selection.h"
 #include "fold/stack_symboliser.h"
+#include "fold/stack_tree_builder.h"
 #include "fold/symbolising_thread.h"
 #include "folded_text.h"
 #include "test_support.h"
@@ -86,28 +87,33 @@ struct SymboliserFixture : ::testing::Test {
     ProcessTable fresh;
     fill(fresh);
     StackSymboliser sym(options, info);
+    StackTreeBuilder tree;
     ThreadRoot root;
     root.name = "prog";
     std::vector<std::vector<uint64_t>> keys;
     keys.reserve(stacks.size());  // keys must not move while the thread may read them
     std::unique_ptr<SymbolisingThread> thread;
-    if (threaded) thread = std::make_unique<SymbolisingThread>(sym);
+    if (threaded) thread = std::make_unique<SymbolisingThread>(sym, tree);
+    std::vector<uint32_t> records;
     for (size_t i = 0; i < stacks.size(); ++i) {
       if (before_stack) before_stack(i, fresh);
       keys.push_back(key(fresh, &root, stacks[i]));
       if (thread) {
         thread->add(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
       } else {
-        sym.symbolise(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
+        sym.symbolise(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid), records);
+        tree.place(records);
+        records.clear();
       }
     }
     if (thread) {
       thread->drain();
       thread->stop();
     }
-    for (size_t i = 0; i < stacks.size(); ++i) sym.profile().add_self(sym.node_of(uint32_t(i)), 1);
+    for (size_t i = 0; i < stacks.size(); ++i) tree.profile().add_self(tree.node_of(uint32_t(i)), 1);
+    tree.profile().take_names(sym.names());
     stats = sym.stats();
-    return test::folded_text(sym.profile());
+    return test::folded_text(tree.profile());
   }
 
   std::string dir;
@@ -228,19 +234,23 @@ TEST_F(SymboliserFixture, TheMemoIsForgottenWhenTheMapsChange) {
   ProcessTable t;
   fill(t);
   StackSymboliser sym(options, info);
+  StackTreeBuilder tree;
   ThreadRoot root;
   root.name = "prog";
   const std::vector<StackAddress> stack = {{main_address + 4, false, false}, {kJitStart + 0x10, false, true}};
   std::vector<uint64_t> before = key(t, &root, stack);
-  sym.symbolise(0, before.data(), kPid, t.process(kPid));
+  std::vector<uint32_t> records;
+  sym.symbolise(0, before.data(), kPid, t.process(kPid), records);
   // The JIT region becomes the binary's text (file offset 0x1000).
   t.add_mmap(kPid, kJitStart, 0x9f000, 0x1000, kBinary, true);
   std::vector<uint64_t> after = key(t, &root, stack);
   ASSERT_NE(before[2], after[2]);
-  sym.symbolise(1, after.data(), kPid, t.process(kPid));
-  sym.profile().add_self(sym.node_of(0), 1);
-  sym.profile().add_self(sym.node_of(1), 1);
-  const std::string text = test::folded_text(sym.profile());
+  sym.symbolise(1, after.data(), kPid, t.process(kPid), records);
+  tree.place(records);
+  tree.profile().add_self(tree.node_of(0), 1);
+  tree.profile().add_self(tree.node_of(1), 1);
+  tree.profile().take_names(sym.names());
+  const std::string text = test::folded_text(tree.profile());
   EXPECT_NE(text.find("prog;[perf-100.map];main 1\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("[perf-100.map]", text.find('\n')), std::string::npos) << text;
 }

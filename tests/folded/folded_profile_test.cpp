@@ -1,6 +1,8 @@
 // The folded model: interning, merging, byte-ordered iteration, totals.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <map>
 #include <random>
@@ -112,6 +114,29 @@ TEST(FoldedProfile, MergeReinternsAndScales) {
   EXPECT_DOUBLE_EQ(s[0].second, 5);
   EXPECT_EQ(a.frame_object(a.find_frame("z")), "/usr/lib/libz.so");
   EXPECT_EQ(a.frame_object(a.find_frame("x")), "");
+}
+
+// A tree built from ids another profile interned gets that profile's names
+// (and objects), ids unchanged; the name profile is left empty and a
+// profile that has names refuses.
+TEST(FoldedProfile, TakeNamesKeepsTheIdsOfTheProfileThatInternedThem) {
+  FoldedProfile names, tree;
+  const FrameId main = names.intern("main"), gemm = names.intern("gemm");
+  names.set_frame_object(gemm, "/usr/lib/libdnnl.so");
+  tree.add_self(tree.child(tree.child(0, main), gemm), 2);
+  tree.take_names(names);
+  EXPECT_EQ(tree.frame_count(), 2u);
+  EXPECT_EQ(tree.frame_name(gemm), "gemm");
+  EXPECT_EQ(tree.find_frame("main"), main);
+  EXPECT_EQ(tree.frame_object(gemm), "/usr/lib/libdnnl.so");
+  EXPECT_EQ(tree.intern("new"), 2u);  // interning goes on after the taken names
+  EXPECT_EQ(names.frame_count(), 0u);
+  auto s = stacks_of(tree);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].first, "main;gemm");
+  FoldedProfile more;
+  more.intern("x");
+  EXPECT_THROW(tree.take_names(more), std::logic_error);
 }
 
 TEST(FoldedProfile, MergeUnderPutsEveryStackBelowOneMoreRoot) {
