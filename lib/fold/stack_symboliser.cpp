@@ -43,8 +43,8 @@ void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t
   if (root->frame == FoldedProfile::kNoFrame) root->frame = names_.intern(root->name);
   const size_t header = out.size();
   out.resize(header + SymbolisedStack::kWords);
-  out[header] = idx;
-  out[header + 1] = root->frame;
+  out[header + SymbolisedStack::kIdx] = idx;
+  out[header + SymbolisedStack::kRootFrame] = root->frame;
   if (options_.observer) {
     bool cut = false;
     size_t used = frame_keys(key, key.size(), pid, maps, &cut);
@@ -172,10 +172,10 @@ void StackSymboliser::symbolise_with_memo(const uint64_t* key_words, int32_t pid
     if (memo_open) memo.entries[depth++] = MemoEntry{f.address.address, memo_flags(f.address, f.named.return_address)};
   }
   memo.depth = uint32_t(depth);
-  out[header + 2] = uint32_t(&memo - memos_.get());
-  out[header + 3] = uint32_t(reused);
-  out[header + 4] = uint32_t(depth - reused);
-  out[header + 5] = uint32_t(used - reused);
+  out[header + SymbolisedStack::kMemoSlot] = uint32_t(&memo - memos_.get());
+  out[header + SymbolisedStack::kReused] = uint32_t(reused);
+  out[header + SymbolisedStack::kMemoNew] = uint32_t(depth - reused);
+  out[header + SymbolisedStack::kAddresses] = uint32_t(used - reused);
 }
 
 // symbolise's loop when an observer watches: the same frames (the memo
@@ -184,8 +184,9 @@ void StackSymboliser::observe_stack(uint32_t idx, const void* root_ptr, size_t n
                                     std::vector<uint32_t>& out) {
   const ThreadRoot& root = *static_cast<const ThreadRoot*>(root_ptr);
   const size_t header = out.size() - SymbolisedStack::kWords;
-  out[header + 2] = out[header + 3] = out[header + 4] = 0;
-  out[header + 5] = uint32_t(n);
+  out[header + SymbolisedStack::kMemoSlot] = out[header + SymbolisedStack::kReused] =
+      out[header + SymbolisedStack::kMemoNew] = 0;
+  out[header + SymbolisedStack::kAddresses] = uint32_t(n);
   observed_.resize(n);
   for (size_t i = n; i-- > 0;) {
     const StackFrame& f = frames_[i];

@@ -31,18 +31,23 @@ struct SymboliserStats {
   uint64_t named_addresses = 0;  // frame-cache misses: addresses symbolised
 };
 
-// symbolise's output for one raw stack, in 32-bit words: a header, then per
-// address (root side first, after those the memo gave) the number of its
-// frames and their FrameIds (outermost first, inlines included).
+// symbolise's output for one raw stack, in 32-bit words: a header of
+// kWords words, then per address (root side first, after those the memo
+// gave) the number of its frames and their FrameIds (outermost first,
+// inlines included).
 struct SymbolisedStack {
-  uint32_t idx;         // the raw stack
-  uint32_t root_frame;  // where a path not from the memo starts: child(0, root_frame)
-  // The path memo: the stack starts at the node the memo slot's entry
-  // reused - 1 ended at (reused > 0), and the first memo_new addresses
-  // below become its entries reused, reused + 1, ...
-  uint32_t memo_slot, reused, memo_new;
-  uint32_t addresses;  // address groups that follow
-  static constexpr size_t kWords = 6;
+  enum Word : size_t {
+    kIdx,        // the raw stack
+    kRootFrame,  // where a path not from the memo starts: child(0, root frame)
+    // The path memo: the stack starts at the node where the memo slot's
+    // entry kReused - 1 ended (when kReused > 0), and the first kMemoNew
+    // addresses below become the slot's entries kReused, kReused + 1, ...
+    kMemoSlot,
+    kReused,
+    kMemoNew,
+    kAddresses,  // address groups that follow
+    kWords
+  };
 };
 
 class StackSymboliser {

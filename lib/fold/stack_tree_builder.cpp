@@ -20,7 +20,9 @@ const uint32_t* StackTreeBuilder::place_one(const uint32_t* r, const uint32_t* e
   // Records come from StackSymboliser in this process: a short or
   // inconsistent one is a bug, never input.
   if (end - r < ptrdiff_t(SymbolisedStack::kWords)) throw std::logic_error("StackTreeBuilder: short record");
-  const uint32_t idx = r[0], root_frame = r[1], slot = r[2], reused = r[3], memo_new = r[4], addresses = r[5];
+  using W = SymbolisedStack;
+  const uint32_t idx = r[W::kIdx], root_frame = r[W::kRootFrame], slot = r[W::kMemoSlot], reused = r[W::kReused],
+                 memo_new = r[W::kMemoNew], addresses = r[W::kAddresses];
   if (slot >= StackSymboliser::kMemoSlots || reused + memo_new > StackSymboliser::kMemoDepth)
     throw std::logic_error("StackTreeBuilder: bad memo slot");
   NodeId* memo = &memo_nodes_[size_t(slot) * StackSymboliser::kMemoDepth];

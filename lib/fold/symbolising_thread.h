@@ -1,6 +1,7 @@
 // Runs a StackSymboliser on a thread of its own: the folding thread hands
-// new raw stacks over in batches, each with a snapshot of its process's map
-// list (so the process table may change meanwhile), and places the named
+// new raw stacks over in batches, each with a view of its process's map
+// list that a snapshot in the batch holds (so the process table may change
+// meanwhile), and places the named
 // stacks that come back into the tree (StackTreeBuilder) itself, so the two
 // threads share the work. It waits (drain) only when it must: before the
 // kernel symbols change, before the raw-stack table forgets its keys, and
