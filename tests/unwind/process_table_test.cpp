@@ -85,9 +85,14 @@ TEST(ProcessTable, ASnapshotKeepsTheMapsItWasTakenWith) {
   ProcessTable t;
   const MapEntry* a = t.add_mmap(1, 0x1000, 0x3000, 0, "/lib/a.so", true);
   auto snapshot = std::make_unique<fg::MapsSnapshot>(t.process(1)->maps);
+  // holds(): the list is still the one snapshotted (the symbolising thread's
+  // batches share one snapshot per list on this), until the table changes it.
+  EXPECT_TRUE(snapshot->holds(t.process(1)->maps));
+  EXPECT_FALSE(fg::MapsSnapshot().holds(t.process(1)->maps));
   const MapEntry* const* before = t.process(1)->maps.begin();
   const MapEntry* b = t.add_mmap(1, 0x2000, 0x1000, 0, "/lib/b.so", true);
   EXPECT_NE(t.process(1)->maps.begin(), before);  // copied, not changed in place
+  EXPECT_FALSE(snapshot->holds(t.process(1)->maps));
   fg::MapsView old_view = snapshot->view();
   EXPECT_EQ(old_view.find(0x2000), a);
   EXPECT_EQ(old_view.find(0x3fff), a);
