@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +36,10 @@ class KallsymsTable {
   const std::vector<KernelSymbol>& symbols() const { return symbols_; }
 
  private:
-  std::string text_;  // names point into it
+  void keep_names();
+  // The kept symbols' names and the distinct modules; the symbols point
+  // into it (on the heap: a move of the table keeps it in place).
+  std::unique_ptr<char[]> names_;
   std::vector<KernelSymbol> symbols_;
   bool all_zero_ = false;
 };

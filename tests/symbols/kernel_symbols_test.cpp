@@ -52,6 +52,20 @@ TEST(KallsymsTable, AliasesEndsAndModulesLikePerf) {
   EXPECT_EQ(t.find(0xffffffff80000000), nullptr);
 }
 
+// The table keeps its names after the text is gone and after it moves (a
+// tiny text would sit in std::string's inline buffer and move with it).
+TEST(KallsymsTable, NamesOutliveTheTextAndMoves) {
+  std::string text = "1000 T a\n2000 T b\t[m]\n3000 T c\t[m]\n";
+  auto t = fg::KallsymsTable::parse(std::move(text), "k");
+  text.assign(64, 'x');
+  fg::KallsymsTable moved = std::move(t);
+  ASSERT_EQ(moved.size(), 3u);
+  EXPECT_EQ(moved.find(0x1000)->name, "a");
+  EXPECT_EQ(moved.find(0x2000)->name, "b");
+  EXPECT_EQ(moved.find(0x2000)->module, "m");
+  EXPECT_EQ(moved.find(0x3000)->module.data(), moved.find(0x2000)->module.data());  // one copy per module
+}
+
 TEST(KallsymsTable, DetectsKptrRestrict) {
   auto t = fg::KallsymsTable::parse("0000000000000000 T _text\n0000000000000000 t foo\n", "k");
   EXPECT_TRUE(t.all_zero());
