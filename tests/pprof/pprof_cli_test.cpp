@@ -200,6 +200,28 @@ TEST(PprofCli, PerfDataToPprofToFoldedIsByteForByte) {
   }
 }
 
+// --granularity functions writes the fold itself (a location per function,
+// no addresses or mappings): it reads back as `fgtool fold` writes it, with
+// the fold's options applied, and is smaller than the address-level export.
+TEST(PprofCli, FunctionGranularityIsTheFold) {
+  std::string dir = test::temp_dir();
+  for (const Fixture& f : perf_fixtures()) {
+    SCOPED_TRACE(f.file + " " + f.options);
+    std::string folded = run_ok(fg_cmd("fold " + f.options + " " + shell_quote(f.file)));
+    std::string pb = dir + "/f.pb.gz", addresses = dir + "/a.pb.gz";
+    run_ok(fg_cmd("export -f pprof --granularity functions " + f.options + " " + shell_quote(f.file) + " -o " + pb));
+    EXPECT_EQ(run_ok(fg_cmd("merge " + pb)), folded);
+    run_ok(fg_cmd("export -f pprof --uncompressed --granularity functions " + f.options + " " + shell_quote(f.file) +
+                  " -o " + pb));
+    run_ok(fg_cmd("export -f pprof --uncompressed " + f.options + " " + shell_quote(f.file) + " -o " + addresses));
+    EXPECT_LT(read_file(pb).size(), read_file(addresses).size());
+  }
+  auto bad = run_shell(fg_cmd("export -f pprof --granularity lines " + shell_quote(testdata("perf/fp.data")) +
+                              " -o " + dir + "/x.pb.gz"));
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("--granularity 'lines'"), std::string::npos) << bad.err;
+}
+
 TEST(PprofCli, OffCpuAndWallRoundTrip) {
   std::string dir = test::temp_dir();
   for (const char* view : {"--off-cpu", "--wall"}) {
