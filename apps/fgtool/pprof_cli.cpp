@@ -86,24 +86,22 @@ int run_export_pprof(const std::vector<std::string>& args) {
   eo.source_lines = !no_source_lines;
   std::string doc;
   const bool one_perf_data = inputs.size() == 1 && inputs[0] != "-" && looks_like_perf_data(read_file_head(inputs[0]));
-  if (one_perf_data && granularity == "functions") {
-    // The fold as `fgtool fold` makes it (its options apply), written as
-    // folded input is: no per-raw-stack work beyond the fold's own.
-    FoldOptions fo = to_fold_options(fold_cli, vm);
-    if (lenient) fo.partial = true;
-    FoldStats stats;
-    FoldedProfile profile = fold_perf_data(inputs[0], fo, &stats);
-    report_fold_stats(inputs[0], fo, stats, std::cerr, fold_cli.stats);
-    doc = pprof_from_folded(profile, eo);
-  } else if (one_perf_data) {
-    // perf.data: addresses, mappings, build-ids and per-thread labels.
+  if (one_perf_data) {
     FoldOptions fo = to_fold_options(fold_cli, vm);
     if (lenient) fo.partial = true;
     FoldStats stats;
     PprofExportStats ps;
-    doc = pprof_from_perf_data(inputs[0], fo, eo, &stats, nullptr, &ps);
+    const bool addresses = granularity == "addresses";
+    if (addresses) {
+      // perf.data: addresses, mappings, build-ids and per-thread labels.
+      doc = pprof_from_perf_data(inputs[0], fo, eo, &stats, nullptr, &ps);
+    } else {
+      // The fold as `fgtool fold` makes it (its options apply), written as
+      // folded input is: no per-raw-stack work beyond the fold's own.
+      doc = pprof_from_folded(fold_perf_data(inputs[0], fo, &stats), eo);
+    }
     report_fold_stats(inputs[0], fo, stats, std::cerr, fold_cli.stats);
-    if (fold_cli.stats) {
+    if (fold_cli.stats && addresses) {
       char line[400];
       std::snprintf(line, sizeof line,
                     "fgtool export: pprof: %llu samples, %llu locations, %llu functions, %llu mappings, %llu bytes; "

@@ -231,26 +231,14 @@ TEST_F(SymboliserFixture, SharedCallersFromTheMemoFoldAsEveryFrameNamed) {
 // The memo belongs to one map generation: after the maps change, the same
 // addresses are named by the new maps.
 TEST_F(SymboliserFixture, TheMemoIsForgottenWhenTheMapsChange) {
-  ProcessTable t;
-  fill(t);
-  StackSymboliser sym(options, info);
-  StackTreeBuilder tree;
-  ThreadRoot root;
-  root.name = "prog";
   const std::vector<StackAddress> stack = {{main_address + 4, false, false}, {kJitStart + 0x10, false, true}};
-  std::vector<uint64_t> before = key(t, &root, stack);
-  std::vector<uint32_t> records;
-  sym.symbolise(0, before.data(), kPid, t.process(kPid), records);
-  // The JIT region becomes the binary's text (file offset 0x1000).
-  t.add_mmap(kPid, kJitStart, 0x9f000, 0x1000, kBinary, true);
-  std::vector<uint64_t> after = key(t, &root, stack);
-  ASSERT_NE(before[2], after[2]);
-  sym.symbolise(1, after.data(), kPid, t.process(kPid), records);
-  tree.place(records);
-  tree.profile().add_self(tree.node_of(0), 1);
-  tree.profile().add_self(tree.node_of(1), 1);
-  tree.profile().take_names(sym.names());
-  const std::string text = test::folded_text(tree.profile());
+  uint64_t generations[2] = {0, 0};
+  const std::string text = fold({stack, stack}, false, [&](size_t i, ProcessTable& t) {
+    // The JIT region becomes the binary's text (file offset 0x1000).
+    if (i == 1) t.add_mmap(kPid, kJitStart, 0x9f000, 0x1000, kBinary, true);
+    generations[i] = t.process(kPid)->generation;
+  });
+  ASSERT_NE(generations[0], generations[1]);
   EXPECT_NE(text.find("prog;[perf-100.map];main 1\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("[perf-100.map]", text.find('\n')), std::string::npos) << text;
 }
