@@ -266,6 +266,8 @@ best "fgtool fold" fold "$runs" "$fg" fold "$data"
 best "fgtool fold --threads 1" fold1 "$runs" "$fg" fold --threads 1 "$data"
 best "perf script --no-inline > /dev/null" script "$runs" perf script --no-inline -i "$data"
 best "fgtool export -f pprof --no-source-lines" export "$runs" "$fg" export -f pprof --no-source-lines "$data" -o /dev/null
+best "export -f pprof --addresses process" export_proc "$runs" "$fg" export -f pprof --no-source-lines \
+  --addresses process "$data" -o /dev/null
 best "export -f pprof --granularity functions" export_fn "$runs" "$fg" export -f pprof --granularity functions "$data" -o /dev/null
 echo "  load average after: $(loadavg)"
 
@@ -287,6 +289,8 @@ printf '  (also: under 0.8 s: %s, %s s)\n' "$(verdict "$fold_wall < 0.8")" "$fol
 printf '  %-4s pprof export adds < 0.3 s to the fold: +%s s wall (+%s s cpu), peak %s MB vs %s MB (issue 18)\n' \
   "$(verdict "$export_wall - $fold_wall < 0.3")" "$(awk -v e="$export_wall" -v f="$fold_wall" 'BEGIN{printf "%.2f", e-f}')" \
   "$(awk -v e="$export_cpu" -v f="$fold_cpu" 'BEGIN{printf "%.2f", e-f}')" "$export_rssmax" "$fold_rssmax"
+printf '  (also: each process'"'"'s own addresses, --addresses process --no-source-lines: +%s s wall, peak %s MB)\n' \
+  "$(awk -v e="$export_proc_wall" -v f="$fold_wall" 'BEGIN{printf "%.2f", e-f}')" "$export_proc_rssmax"
 printf '  (also: pprof export at function level, --granularity functions, no addresses: +%s s wall, peak %s MB)\n' \
   "$(awk -v e="$export_fn_wall" -v f="$fold_wall" 'BEGIN{printf "%.2f", e-f}')" "$export_fn_rssmax"
 fi

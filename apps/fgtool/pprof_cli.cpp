@@ -49,7 +49,7 @@ std::unique_ptr<CategoryMatcher> set_pprof_output_options(PprofExportOptions& eo
 
 int run_export_pprof(const std::vector<std::string>& args) {
   std::vector<std::string> inputs, labels;
-  std::string format, rules_file, granularity = "addresses";
+  std::string format, rules_file, granularity = "addresses", addresses = "object";
   bool lenient = false, no_categories = false, uncompressed = false, no_source_lines = false;
   FoldCliOptions fold_cli;
   PprofInputCli pin;
@@ -67,6 +67,10 @@ int run_export_pprof(const std::vector<std::string>& args) {
        "perf.data: 'addresses' (a location per mapped address, mappings, build-ids, comm/pid/tid labels) or "
        "'functions' (the folded stacks: a location per function, as from folded input; much faster on big "
        "system-wide recordings)")
+      ("addresses", po::value(&addresses)->default_value("object"),
+       "perf.data: 'object' (a mapping per object segment and a location per object offset, each process's "
+       "addresses rebased onto the first's, as go tool pprof merges profiles) or 'process' (each process's own "
+       "mappings and addresses; slower and larger on system-wide recordings)")
       ("lenient", po::bool_switch(&lenient), "skip malformed input records instead of failing");
   add_fold_options(options, fold_cli);
   options.add_options()("output,o", po::value(&fold_cli.output)->default_value("-"), "output file ('-' = stdout)");
@@ -78,12 +82,15 @@ int run_export_pprof(const std::vector<std::string>& args) {
   if (format != "pprof") throw UsageError("--format '" + format + "': expected pprof");
   if (granularity != "addresses" && granularity != "functions")
     throw UsageError("--granularity '" + granularity + "': expected addresses or functions");
+  if (addresses != "object" && addresses != "process")
+    throw UsageError("--addresses '" + addresses + "': expected object or process");
   if (inputs.empty()) inputs.push_back("-");
 
   PprofExportOptions eo;
   std::unique_ptr<CategoryMatcher> matcher = set_pprof_output_options(eo, labels, rules_file, !no_categories);
   eo.gzip = !uncompressed;
   eo.source_lines = !no_source_lines;
+  eo.addresses = addresses == "process" ? PprofAddresses::process : PprofAddresses::object;
   std::string doc;
   const bool one_perf_data = inputs.size() == 1 && inputs[0] != "-" && looks_like_perf_data(read_file_head(inputs[0]));
   if (one_perf_data) {

@@ -39,6 +39,16 @@ struct RawStackRoot {
   FrameId frame = 0;
 };
 
+// The outermost callers a raw stack shares with a recent one of its thread
+// (the fold's path memo, stack_symboliser.h), for an observer that
+// follows_memo(): it keeps, per memo slot, what it made of each of the
+// slot's frames, outermost first. The stack's `reused` outermost frames are
+// the slot's first `reused` (they are not in `frames`); afterwards the slot
+// holds `kept` frames: those, then the outermost `kept - reused` of `frames`.
+struct RawStackMemo {
+  uint32_t slot = 0, reused = 0, kept = 0;
+};
+
 // Sees every raw stack (a sample stack's addresses, per thread) the fold
 // builds and, at the end, its weights. Off unless FoldOptions::observer is
 // set; with it, raw stacks are kept apart per thread (the folded output is the
@@ -46,10 +56,14 @@ struct RawStackRoot {
 class FoldObserver {
  public:
   virtual ~FoldObserver() = default;
+  // Whether on_raw_stack gets only the frames the path memo does not give
+  // (about half on a busy recording: the fold names only those); else every
+  // frame, and `memo` is empty.
+  virtual bool follows_memo() const { return false; }
   // A new raw stack, index 0, 1, 2, ...; frames leaf first; `arena` is valid
   // during the call only.
   virtual void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
-                            const FrameId* arena) = 0;
+                            const FrameId* arena, const RawStackMemo& memo) = 0;
   // Per raw stack with samples, once: their number and summed weight (the
   // period, or 1 each with --count; ns for clock events), and the profile
   // node the stack folded to. After the fold, or (on-CPU) during it, when

@@ -45,12 +45,12 @@ void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t
   out.resize(header + SymbolisedStack::kWords);
   out[header + SymbolisedStack::kIdx] = idx;
   out[header + SymbolisedStack::kRootFrame] = root->frame;
-  if (options_.observer) {
+  if (options_.observer && !options_.observer->follows_memo()) {
     bool cut = false;
     size_t used = frame_keys(key, key.size(), pid, maps, &cut);
     observe_stack(idx, root, used, pid, out);
   } else {
-    symbolise_with_memo(key_words, pid, maps, out);
+    symbolise_with_memo(idx, key_words, pid, maps, out);
   }
 }
 
@@ -143,7 +143,7 @@ StackSymboliser::PathMemo& StackSymboliser::best_memo(const uint64_t* key_words,
 // same addresses in the same maps name the same frames), the rest frame by
 // frame; the memo then holds this stack's addresses. `out` ends with this
 // stack's SymbolisedStack header, whose other words are filled here.
-void StackSymboliser::symbolise_with_memo(const uint64_t* key_words, int32_t pid, MapsView& maps,
+void StackSymboliser::symbolise_with_memo(uint32_t idx, const uint64_t* key_words, int32_t pid, MapsView& maps,
                                           std::vector<uint32_t>& out) {
   const StackKeyView key(key_words);
   const size_t n = key.size();
@@ -165,40 +165,39 @@ void StackSymboliser::symbolise_with_memo(const uint64_t* key_words, int32_t pid
   // prefix of kernel or mapped addresses.
   size_t depth = reused;
   bool memo_open = true;
+  if (options_.observer) observed_.resize(used - reused);
   for (size_t i = used - reused; i-- > 0;) {
     const StackFrame& f = frames_[i];
-    append_frames(f, pid, out);
+    const FrameSpan sp = append_frames(f, pid, out);
+    if (options_.observer) observed_[i] = observed_frame(f, sp);
     memo_open = memo_open && depth < kMemoDepth && (f.address.kernel || f.map);
     if (memo_open) memo.entries[depth++] = MemoEntry{f.address.address, memo_flags(f.address, f.named.return_address)};
   }
   memo.depth = uint32_t(depth);
-  out[header + SymbolisedStack::kMemoSlot] = uint32_t(&memo - memos_.get());
+  const uint32_t slot = uint32_t(&memo - memos_.get());
+  out[header + SymbolisedStack::kMemoSlot] = slot;
   out[header + SymbolisedStack::kReused] = uint32_t(reused);
   out[header + SymbolisedStack::kMemoNew] = uint32_t(depth - reused);
   out[header + SymbolisedStack::kAddresses] = uint32_t(used - reused);
+  if (options_.observer)
+    tell_observer(idx, StackKeyView(key_words).root(), used - reused,
+                  RawStackMemo{slot, uint32_t(reused), uint32_t(depth)});
 }
 
-// symbolise's loop when an observer watches: the same frames (the memo
-// unused), and what each address became handed to the observer.
-void StackSymboliser::observe_stack(uint32_t idx, const void* root_ptr, size_t n, int32_t pid,
-                                    std::vector<uint32_t>& out) {
+RawStackFrame StackSymboliser::observed_frame(const StackFrame& f, FrameSpan sp) {
+  RawStackFrame o;
+  o.address = f.address.address;
+  o.kernel = f.address.kernel;
+  o.return_address = f.address.return_address;
+  o.map = f.address.kernel ? nullptr : f.map;
+  o.names_start = sp.start;
+  o.name_count = sp.count;
+  return o;
+}
+
+// Hands the observer raw stack idx: observed_[0, n) and its root.
+void StackSymboliser::tell_observer(uint32_t idx, const void* root_ptr, size_t n, const RawStackMemo& memo) {
   const ThreadRoot& root = *static_cast<const ThreadRoot*>(root_ptr);
-  const size_t header = out.size() - SymbolisedStack::kWords;
-  out[header + SymbolisedStack::kMemoSlot] = out[header + SymbolisedStack::kReused] =
-      out[header + SymbolisedStack::kMemoNew] = 0;
-  out[header + SymbolisedStack::kAddresses] = uint32_t(n);
-  observed_.resize(n);
-  for (size_t i = n; i-- > 0;) {
-    const StackFrame& f = frames_[i];
-    const FrameSpan sp = append_frames(f, pid, out);
-    RawStackFrame& o = observed_[i];
-    o.address = f.address.address;
-    o.kernel = f.address.kernel;
-    o.return_address = f.address.return_address;
-    o.map = f.address.kernel ? nullptr : f.map;
-    o.names_start = sp.start;
-    o.name_count = sp.count;
-  }
   RawStackRoot r;
   r.comm = root.comm;
   r.pid = root.pid;
@@ -206,7 +205,20 @@ void StackSymboliser::observe_stack(uint32_t idx, const void* root_ptr, size_t n
   r.frame = root.frame;
   const uint64_t index = observer_base_ + idx;
   if (index > UINT32_MAX) throw std::length_error("more than 4 billion raw stacks for the observer");
-  options_.observer->on_raw_stack(uint32_t(index), r, observed_.data(), n, frame_arena_.data());
+  options_.observer->on_raw_stack(uint32_t(index), r, observed_.data(), n, frame_arena_.data(), memo);
+}
+
+// symbolise's loop when an observer watches and does not follow the memo:
+// the same frames (the memo unused), and what each address became handed
+// to the observer.
+void StackSymboliser::observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, std::vector<uint32_t>& out) {
+  const size_t header = out.size() - SymbolisedStack::kWords;
+  out[header + SymbolisedStack::kMemoSlot] = out[header + SymbolisedStack::kReused] =
+      out[header + SymbolisedStack::kMemoNew] = 0;
+  out[header + SymbolisedStack::kAddresses] = uint32_t(n);
+  observed_.resize(n);
+  for (size_t i = n; i-- > 0;) observed_[i] = observed_frame(frames_[i], append_frames(frames_[i], pid, out));
+  tell_observer(idx, root, n, RawStackMemo{});
 }
 
 // Appends the frames (outermost first, inlines included) of one address to

@@ -133,12 +133,15 @@ class StackSymboliser {
     std::unique_ptr<MemoEntry[]> entries;
   };
   PathMemo& best_memo(const uint64_t* key_words, size_t* reused);
-  void symbolise_with_memo(const uint64_t* key_words, int32_t pid, MapsView& maps, std::vector<uint32_t>& out);
+  void symbolise_with_memo(uint32_t idx, const uint64_t* key_words, int32_t pid, MapsView& maps,
+                           std::vector<uint32_t>& out);
 
   bool naming_call_site(const StackAddress& a, const StackKeyView& key) const;
   size_t frame_keys(const StackKeyView& key, size_t end, int32_t pid, MapsView& maps, bool* cut);
   void observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, std::vector<uint32_t>& out);
   FrameSpan append_frames(const StackFrame& f, int32_t pid, std::vector<uint32_t>& out);
+  static RawStackFrame observed_frame(const StackFrame& f, FrameSpan sp);
+  void tell_observer(uint32_t idx, const void* root, size_t n, const RawStackMemo& memo);
   FrameKey frame_key(const StackAddress& a, int32_t pid, MapsView& maps, const MapEntry** map_out);
   FrameSpan name_address(const StackAddress& a, const MapEntry* map, int32_t pid);
   std::string fallback_name(const StackAddress& a, const MapEntry* map, int32_t pid, bool* jit);

@@ -22,11 +22,10 @@ void PerfDataCollector::stop_location_thread() {
 }
 
 void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,
-                                     size_t count, const FrameId* arena) {
+                                     size_t count, const FrameId* arena, const RawStackMemo& memo) {
   if (finished_) throw std::logic_error("pprof export: a raw stack after the fold's weights");
   // The names of each frame-cache entry are copied the first time it is
-  // seen (the fold's arena may move once the call returns); the rest waits
-  // for the location thread.
+  // seen (the fold's arena may move once the call returns).
   if (root_names_at_.size() <= root.frame) root_names_at_.resize(size_t(root.frame) + 1 + root_names_at_.size() / 2, kNone);
   uint32_t& root_names = root_names_at_[root.frame];
   if (root_names == kNone) {
@@ -35,22 +34,104 @@ void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, c
     names.push_back(1);
     names.push_back(root.frame);
   }
+  if (by_object_) return add_by_object(index, root_index(root), frames, count, arena, memo, root.frame, root_names);
+  // Per process: the rest waits for the location thread.
   filling_.stacks.push_back(BatchStack{index, root_index(root), uint32_t(filling_.frames.size()), uint32_t(count),
                                        root.frame, root_names});
   for (size_t i = 0; i < count; ++i) {
     const RawStackFrame& f = frames[i];
-    if (names_at_.size() <= f.names_start) names_at_.resize(size_t(f.names_start) + 1 + names_at_.size() / 2, kNone);
-    uint32_t& at = names_at_[f.names_start];
-    if (at == kNone) {
-      if (names.size() + f.name_count + 1 >= kReturnAddress) throw std::length_error("pprof export: too many frame names");
-      at = uint32_t(names.size());
-      names.push_back(f.name_count);
-      names.append(arena + f.names_start, f.name_count);
-    }
-    filling_.frames.push_back(
-        BatchFrame{f.address, f.kernel ? nullptr : f.map, f.names_start, at | (f.return_address ? kReturnAddress : 0), f.kernel});
+    filling_.frames.push_back(BatchFrame{f.address, f.kernel ? nullptr : f.map, f.names_start,
+                                         copy_names(f, arena) | (f.return_address ? kReturnAddress : 0), f.kernel});
   }
   if (filling_.frames.size() >= kHandOffFrames) hand_off();
+}
+
+// Where the names of f's frame-cache entry are in `names` (copied on first sight).
+uint32_t PerfDataCollector::copy_names(const RawStackFrame& f, const FrameId* arena) {
+  if (names_at_.size() <= f.names_start) names_at_.resize(size_t(f.names_start) + 1 + names_at_.size() / 2, kNone);
+  uint32_t& at = names_at_[f.names_start];
+  if (at == kNone) {
+    if (names.size() + f.name_count + 1 >= kReturnAddress)
+      throw std::length_error("pprof export: too many frame names");
+    at = uint32_t(names.size());
+    names.push_back(f.name_count);
+    names.append(arena + f.names_start, f.name_count);
+  }
+  return at;
+}
+
+// The fold's frame-cache entry is one object offset (or one kernel or JIT
+// address): with locations keyed by object offset it is the location, found
+// with one access to a small array, on the symbolising thread itself. The
+// callers the stack shares with its memo slot come from the slot.
+void PerfDataCollector::add_by_object(uint32_t index, uint32_t root, const RawStackFrame* frames, size_t count,
+                                      const FrameId* arena, const RawStackMemo& memo, FrameId root_frame,
+                                      uint32_t root_names) {
+  if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
+  if (stack_locs.size() + count + memo.reused + 1 > UINT32_MAX)
+    throw std::length_error("pprof export: over 4 G stack frames");
+  if (memo_locations_.size() <= memo.slot) memo_locations_.resize(size_t(memo.slot) + 1);
+  std::vector<uint32_t>& slot = memo_locations_[memo.slot];
+  if (memo.reused > slot.size() || memo.kept < memo.reused || memo.kept - memo.reused > count)
+    throw std::logic_error("pprof export: a path memo out of step with the fold's");
+  RawStack& r = raws[index];
+  r.root = root;
+  r.locs_start = uint32_t(stack_locs.size());
+  r.locs_count = uint32_t(count + memo.reused + 1);
+  for (size_t i = 0; i < count; ++i) stack_locs.push_back(object_location(frames[i], arena));
+  for (size_t j = memo.reused; j-- > 0;) stack_locs.push_back(slot[j]);
+  stack_locs.push_back(root_location(root_frame, root_names));
+  slot.resize(memo.kept);
+  const uint32_t* leaf_first = &stack_locs[r.locs_start];
+  for (size_t j = memo.reused; j < memo.kept; ++j) slot[j] = leaf_first[count - 1 - (j - memo.reused)];
+}
+
+uint32_t PerfDataCollector::object_location(const RawStackFrame& f, const FrameId* arena) {
+  const uint32_t names_flag = f.return_address ? kReturnAddress : 0;
+  if (!f.kernel && !f.map) {
+    // Outside any mapping: all such addresses share one frame-cache entry
+    // ("[unknown]"), so the address is in the key.
+    BatchFrame b{f.address, nullptr, f.names_start, copy_names(f, arena) | names_flag, false};
+    unmapped_table_.reserve_for(unmapped_table_.size() + 1, 3, 4);
+    return unmapped_location(b, kNone, loc_hash(kNone, f.address, f.names_start));
+  }
+  if (location_of_entry_.size() <= f.names_start)
+    location_of_entry_.resize(size_t(f.names_start) + 1 + location_of_entry_.size() / 2, kNone);
+  uint32_t& loc = location_of_entry_[f.names_start];
+  if (loc != kNone) return loc;
+  uint32_t mapping;
+  uint64_t address = f.address;
+  if (f.kernel) {
+    mapping = mapping_index(BatchFrame{f.address, nullptr, f.names_start, 0, true});
+  } else if (f.map->is_file_backed()) {
+    mapping = object_mapping(*f.map);
+    address = f.address - f.map->start + mappings[mapping].start;  // the same file offset
+  } else {
+    mapping = mapping_index(BatchFrame{f.address, f.map, f.names_start, 0, false});  // JIT: per process
+  }
+  loc = uint32_t(locations.size());
+  locations.push_back(LocationCopy{address, mapping, copy_names(f, arena) | names_flag});
+  return loc;
+}
+
+// The mapping of a file-backed map's object segment: the first map seen
+// with its build-id (or path), file offset and size (rounded up to 4 KiB).
+uint32_t PerfDataCollector::object_mapping(const MapEntry& map) {
+  if (map.id < (uint64_t(1) << 26) && map.id < map_by_entry_id_.size() && map_by_entry_id_[size_t(map.id)] != kNone)
+    return map_by_entry_id_[size_t(map.id)];
+  std::string key(reinterpret_cast<const char*>(map.build_id.data()), map.build_id_size);
+  if (key.empty()) key.append(1, '\0').append(map.path);  // never equal to a build-id
+  const uint64_t size = (map.end - map.start + 4095) & ~uint64_t{4095};
+  key.append(reinterpret_cast<const char*>(&map.pgoff), sizeof map.pgoff);
+  key.append(reinterpret_cast<const char*>(&size), sizeof size);
+  auto [it, added] = object_mappings_.emplace(std::move(key), uint32_t(mappings.size()));
+  if (added) new_mapping(map);
+  if (map.id < (uint64_t(1) << 26)) {
+    if (map_by_entry_id_.size() <= map.id)
+      map_by_entry_id_.resize(size_t(map.id) + 1 + map_by_entry_id_.size() / 2, kNone);
+    map_by_entry_id_[size_t(map.id)] = it->second;
+  }
+  return it->second;
 }
 
 void PerfDataCollector::hand_off() {
@@ -113,6 +194,9 @@ void PerfDataCollector::finish() {
   unmapped_table_ = decltype(unmapped_table_)();
   seen_.release();
   names_at_.release();
+  location_of_entry_.release();
+  decltype(memo_locations_)().swap(memo_locations_);
+  decltype(object_mappings_)().swap(object_mappings_);
   decltype(pending_)().swap(pending_);
   filling_ = Batch();
   working_ = Batch();
@@ -190,19 +274,19 @@ void PerfDataCollector::add_window(const Batch& b, size_t first_stack, size_t en
     r.locs_start = uint32_t(stack_locs.size());
     r.locs_count = st.count + 1;
     for (size_t end = i + st.count; i < end; ++i) stack_locs.push_back(resolve(frames[i], i));
-    stack_locs.push_back(root_location(st));
+    stack_locs.push_back(root_location(st.root_frame, st.root_names));
   }
 }
 
 // The root frame's location: one per frame name (comm), numbered where
 // it is first used, after the frames of its first stack.
-uint32_t PerfDataCollector::root_location(const BatchStack& st) {
-  if (root_location_of_.size() <= st.root_frame)
-    root_location_of_.resize(size_t(st.root_frame) + 1 + root_location_of_.size() / 2, kNone);
-  uint32_t& loc = root_location_of_[st.root_frame];
+uint32_t PerfDataCollector::root_location(FrameId root_frame, uint32_t root_names) {
+  if (root_location_of_.size() <= root_frame)
+    root_location_of_.resize(size_t(root_frame) + 1 + root_location_of_.size() / 2, kNone);
+  uint32_t& loc = root_location_of_[root_frame];
   if (loc == kNone) {
     loc = uint32_t(locations.size());
-    locations.push_back(LocationCopy{0, kNone, st.root_names});
+    locations.push_back(LocationCopy{0, kNone, root_names});
   }
   return loc;
 }

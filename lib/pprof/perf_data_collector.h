@@ -1,9 +1,10 @@
 // What `fgtool export -f pprof` needs from a perf.data fold, collected as the
-// fold runs (a FoldObserver): each raw stack's locations (one per sampled
-// address in its mapping, deduplicated), the mappings, the threads (roots)
-// and the weights. The pprof is built from it once the fold is complete.
-// The locations are found on a thread of the collector's own, batches of
-// raw stacks behind the fold.
+// fold runs (a FoldObserver): each raw stack's locations, the mappings, the
+// threads (roots) and the weights. The pprof is built from it once the fold
+// is complete. Locations are keyed by object offset (one mapping per object
+// segment, as `go tool pprof` merges profiles) or, for exact per-process
+// addresses, per process mapping and address, found on a thread of the
+// collector's own, batches of raw stacks behind the fold.
 #pragma once
 
 #include <condition_variable>
@@ -22,13 +23,16 @@
 #include "fold/huge_page_allocator.h"
 #include "folded/open_table.h"
 #include "pprof/growable_array.h"
+#include "pprof/pprof_addresses.h"
 
 namespace fg {
 
 class PerfDataCollector final : public FoldObserver {
  public:
-  // own_thread: find the locations on a second thread (else on the fold's).
-  explicit PerfDataCollector(bool own_thread = true) : own_thread_(own_thread) {}
+  // own_thread (per-process addresses): find the locations on a second
+  // thread (else on the fold's).
+  explicit PerfDataCollector(bool own_thread = true, PprofAddresses addresses = PprofAddresses::object)
+      : own_thread_(own_thread), by_object_(addresses == PprofAddresses::object) {}
   ~PerfDataCollector() override;
   PerfDataCollector(const PerfDataCollector&) = delete;
   PerfDataCollector& operator=(const PerfDataCollector&) = delete;
@@ -67,8 +71,11 @@ class PerfDataCollector final : public FoldObserver {
   };
   static constexpr uint32_t kNone = ~uint32_t{0};
 
+  // Keyed by object offset, a memo'd caller's location is the same for
+  // every stack of the slot: only the frames the fold names are looked up.
+  bool follows_memo() const override { return by_object_; }
   void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
-                    const FrameId* arena) override;
+                    const FrameId* arena, const RawStackMemo& memo) override;
   // The mappings are copied while the fold's maps still live.
   void on_raw_stacks_done() override { finish(); }
   // Also during the fold (the fold's raw-stack table forgetting stacks):
@@ -142,13 +149,20 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t new_mapping(const MapEntry& e);
   uint32_t new_location(const BatchFrame& f, uint32_t mapping);
   uint32_t resolve(const BatchFrame& f, size_t window_frame);
-  uint32_t root_location(const BatchStack& st);
+  uint32_t root_location(FrameId root_frame, uint32_t root_names);
+  // PprofAddresses::object: a raw stack's locations, found on the calling thread.
+  void add_by_object(uint32_t index, uint32_t root, const RawStackFrame* frames, size_t count, const FrameId* arena,
+                     const RawStackMemo& memo, FrameId root_frame, uint32_t root_names);
+  uint32_t object_location(const RawStackFrame& f, const FrameId* arena);
+  uint32_t copy_names(const RawStackFrame& f, const FrameId* arena);
+  uint32_t object_mapping(const MapEntry& map);
 
   // The fold's thread fills filling_; hand_off() queues it for the location
   // thread (waiting while kQueuedBatches are: the fold is faster at times,
   // the location thread at others) and takes an emptied batch from spare_.
   static constexpr size_t kQueuedBatches = 4;
   const bool own_thread_;
+  const bool by_object_;
   Batch filling_, working_;
   std::deque<Batch> queued_;
   std::vector<Batch> spare_;
@@ -237,6 +251,13 @@ class PerfDataCollector final : public FoldObserver {
   };
   RecentRoot recent_roots_[256];
   uint32_t kernel_mapping_ = kNone;
+  // PprofAddresses::object: per fold frame-cache entry (names_start), its
+  // location or kNone; the mappings by object segment (build-id or path,
+  // file offset, rounded size).
+  GrowableArray<uint32_t> location_of_entry_;
+  // Per path-memo slot: the locations of its frames, outermost first.
+  std::vector<std::vector<uint32_t>> memo_locations_;
+  std::unordered_map<std::string, uint32_t> object_mappings_;
 };
 
 }  // namespace fg

@@ -633,9 +633,9 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
 std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fold_options,
                                  const PprofExportOptions& options, FoldStats* fold_stats, FoldedProfile* folded,
                                  PprofExportStats* stats) {
-  // The collector's thread, unless the fold is asked for one thread, or
-  // there is one core.
-  PerfDataCollector c(fold_options.threads != 1 && std::thread::hardware_concurrency() > 1);
+  // The collector's thread (per-process addresses), unless the fold is
+  // asked for one thread, or there is one core.
+  PerfDataCollector c(fold_options.threads != 1 && std::thread::hardware_concurrency() > 1, options.addresses);
   FoldOptions fo = fold_options;
   fo.observer = &c;
   // Where each object was found: its DWARF gives file names and lines.

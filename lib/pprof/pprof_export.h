@@ -12,6 +12,7 @@
 #include "categories/category_rules.h"
 #include "fold/fold_perf_data.h"
 #include "folded/folded_profile.h"
+#include "pprof/pprof_addresses.h"
 
 namespace fg {
 
@@ -25,6 +26,8 @@ struct PprofExportOptions {
   // with debuginfo (source_lines.h).
   bool source_lines = true;
   int gzip_level = 1;  // libdeflate level (1-12): 1 is ~2x faster than 6 and ~9% larger
+  // perf.data: locations per object offset (rebased addresses) or per process address.
+  PprofAddresses addresses = PprofAddresses::object;
 };
 
 struct PprofExportStats {
@@ -55,8 +58,8 @@ std::string pprof_from_folded_groups(const std::vector<PprofGroup>& groups, cons
 
 // Folds perf.data (as fold_perf_data does, same options) and writes the
 // pprof: sample types for the view (cpu/nanoseconds + samples/count for
-// clock events, off_cpu/nanoseconds, wall/nanoseconds), one location per
-// sampled address in its mapping, lines for inlined frames, the thread's
+// clock events, off_cpu/nanoseconds, wall/nanoseconds), locations as
+// options.addresses says, lines for inlined frames, the thread's
 // comm as the root frame. `folded` (if given) receives the folded profile,
 // identical to fold_perf_data's.
 std::string pprof_from_perf_data(const std::string& path, const FoldOptions& fold_options,

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -86,11 +87,32 @@ struct SyntheticFold {
   }
 
   void feed(PerfDataCollector& c) const {
-    for (size_t i = 0; i < stacks.size(); ++i)
-      c.on_raw_stack(uint32_t(i), roots[i], stacks[i].data(), stacks[i].size(), arena.data());
+    for (size_t i = 0; i < stacks.size(); ++i) {
+      if (c.follows_memo()) feed_with_memo(c, i);
+      else c.on_raw_stack(uint32_t(i), roots[i], stacks[i].data(), stacks[i].size(), arena.data(), RawStackMemo{});
+    }
     for (size_t i = 0; i < stacks.size(); ++i) c.on_samples(uint32_t(i), 1, 1e6, NodeId(i + 1));
     c.finish();
   }
+
+  // As the fold's path memo would: a slot per thread, holding the stack
+  // before's outermost mapped frames; the callers shared with it are not
+  // handed over again.
+  void feed_with_memo(PerfDataCollector& c, size_t i) const {
+    const std::vector<RawStackFrame>& st = stacks[i];
+    const size_t t = size_t(roots[i].tid - 1000);
+    std::vector<const RawStackFrame*>& memo = memos[t];
+    size_t reused = 0;
+    while (reused < memo.size() && reused < st.size() && memo[reused]->address == st[st.size() - 1 - reused].address &&
+           memo[reused]->kernel == st[st.size() - 1 - reused].kernel)
+      ++reused;
+    const size_t fresh = st.size() - reused;
+    memo.resize(reused);
+    for (size_t k = fresh; k-- > 0 && (st[k].kernel || st[k].map);) memo.push_back(&st[k]);
+    c.on_raw_stack(uint32_t(i), roots[i], st.data(), fresh, arena.data(),
+                   RawStackMemo{uint32_t(t), uint32_t(reused), uint32_t(memo.size())});
+  }
+  mutable std::map<size_t, std::vector<const RawStackFrame*>> memos;
 };
 
 // Small arrays are malloc'ed, large ones a mapping grown by mremap: the
@@ -117,7 +139,7 @@ TEST(GrowableArray, KeepsItsValuesFromMallocToMappingAndGrowingIt) {
 
 TEST(PerfDataCollector, EveryThreadKeepsItsOwnRootAmongThousands) {
   const SyntheticFold fold(40, 3000, 9000);
-  PerfDataCollector c(false);
+  PerfDataCollector c(false, PprofAddresses::process);
   fold.feed(c);
   ASSERT_EQ(c.roots.size(), 3000u);  // one per (comm, pid, tid), none twice
   ASSERT_EQ(c.raws.size(), fold.stacks.size());
@@ -132,7 +154,7 @@ TEST(PerfDataCollector, EveryThreadKeepsItsOwnRootAmongThousands) {
 TEST(PerfDataCollector, LocationThreadGivesTheSameLocations) {
   // 9000 stacks of 12-14 frames: over 100k frames, a dozen hand-offs.
   const SyntheticFold fold(40, 300, 9000);
-  PerfDataCollector threaded(true), inline_(false);
+  PerfDataCollector threaded(true, PprofAddresses::process), inline_(false, PprofAddresses::process);
   fold.feed(threaded);
   fold.feed(inline_);
   ASSERT_EQ(threaded.stack_locs.size(), inline_.stack_locs.size());
@@ -175,6 +197,54 @@ TEST(PerfDataCollector, LocationThreadGivesTheSameLocations) {
     distinct.emplace(4, fold.roots[i].frame, 0);
   }
   EXPECT_EQ(threaded.locations.size(), distinct.size());
+}
+
+// Keyed by object offset: a location per fold frame-cache entry (one
+// object offset, kernel address or JIT address) whatever the process, its
+// address rebased onto the object's first mapping (the same file offset),
+// a mapping per object (not per process), and unmapped addresses one
+// location each. Fed through the memo (the shared callers not handed over
+// again), each stack's locations are those of the whole stack.
+TEST(PerfDataCollector, ObjectAddressesAreOneLocationPerObjectOffset) {
+  SyntheticFold fold(40, 300, 9000);
+  // Some stacks repeat their predecessor's callers, so the memo is used.
+  for (size_t i = 300; i < fold.stacks.size(); i += 3) {
+    std::vector<RawStackFrame>& st = fold.stacks[i];
+    const std::vector<RawStackFrame>& before = fold.stacks[i - 300];  // the same thread's
+    const size_t n = std::min(st.size(), before.size());
+    for (size_t k = 3; k < n; ++k) st[st.size() - 1 - (k - 3)] = before[before.size() - 1 - (k - 3)];
+  }
+  PerfDataCollector c(false, PprofAddresses::object);
+  ASSERT_TRUE(c.follows_memo());
+  fold.feed(c);
+  size_t reused = 0;
+  for (size_t i = 0; i < fold.stacks.size(); ++i) {
+    const PerfDataCollector::RawStack& r = c.raws[i];
+    ASSERT_EQ(r.locs_count, fold.stacks[i].size() + 1);
+    for (size_t k = 0; k < fold.stacks[i].size(); ++k) {
+      const RawStackFrame& f = fold.stacks[i][k];
+      const PerfDataCollector::LocationCopy& l = c.locations[c.stack_locs[r.locs_start + k]];
+      ASSERT_EQ(c.name_count(l), 1u);
+      EXPECT_EQ(c.location_names(l)[0], fold.arena[f.names_start]);
+      if (f.map) {
+        const PerfDataCollector::MappingCopy& m = c.mappings.at(l.mapping);
+        EXPECT_EQ(m.path, f.map->path);
+        EXPECT_EQ(l.address - m.start + m.offset, f.address - f.map->start + f.map->pgoff) << "stack " << i;
+      } else {
+        EXPECT_EQ(l.address, f.address);
+      }
+    }
+    EXPECT_EQ(c.location_names(c.locations[c.stack_locs[r.locs_start + r.locs_count - 1]])[0], fold.roots[i].frame);
+  }
+  for (const auto& [t, memo] : fold.memos) reused += memo.size();
+  EXPECT_GT(reused, 0u);
+  std::set<std::tuple<int, uint64_t>> distinct;
+  for (const auto& st : fold.stacks)
+    for (const RawStackFrame& f : st)
+      distinct.emplace(f.kernel || f.map ? 1 : 2, f.kernel || f.map ? f.names_start : f.address);
+  for (const RawStackRoot& r : fold.roots) distinct.emplace(3, r.frame);
+  EXPECT_EQ(c.locations.size(), distinct.size());
+  EXPECT_EQ(c.mappings.size(), 2u + 1);  // the two objects and the kernel
 }
 
 }  // namespace

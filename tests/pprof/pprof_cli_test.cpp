@@ -220,6 +220,10 @@ TEST(PprofCli, FunctionGranularityIsTheFold) {
                               " -o " + dir + "/x.pb.gz"));
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("--granularity 'lines'"), std::string::npos) << bad.err;
+  bad = run_shell(fg_cmd("export -f pprof --addresses thread " + shell_quote(testdata("perf/fp.data")) + " -o " + dir +
+                         "/x.pb.gz"));
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("--addresses 'thread': expected object or process"), std::string::npos) << bad.err;
 }
 
 TEST(PprofCli, OffCpuAndWallRoundTrip) {
@@ -247,39 +251,43 @@ TEST(PprofCli, GoPprofReadsPerfDataExportsAndAgrees) {
     std::string in = shell_quote(f.file);
     std::string folded = run_ok(fg_cmd("fold " + f.options + " " + in));
     std::string counts = run_ok(fg_cmd("fold --count " + f.options + " " + in));
-    std::string pb = dir + "/p.pb.gz";
-    run_ok(fg_cmd("export -f pprof --label host=node7 " + f.options + " " + in + " -o " + pb));
-    RawProfile raw = parse_raw(go_pprof("-raw " + pb));
-    ASSERT_EQ(raw.sample_types.size(), 2u);
-    EXPECT_EQ(raw.sample_types[0], "samples/count");
-    // Stacks (so function names) and weights as fgtool folds them.
-    std::map<std::string, double> mine = parse_folded(folded);
-    EXPECT_EQ(raw.folded(1), mine);
-    EXPECT_EQ(double(raw.total(1)), folded_total(folded));
-    EXPECT_EQ(double(raw.total(0)), folded_total(counts));
-    std::set<std::string> go_functions, my_functions;
-    for (const auto& kv : raw.location_names)
-      for (const auto& n : kv.second) go_functions.insert(n);
-    for (const auto& kv : mine) {
-      std::istringstream s(kv.first);
-      std::string fr;
-      while (std::getline(s, fr, ';')) my_functions.insert(fr);
+    for (const char* addresses : {"object", "process"}) {
+      SCOPED_TRACE(addresses);
+      std::string pb = dir + "/p.pb.gz";
+      run_ok(fg_cmd("export -f pprof --label host=node7 --addresses " + std::string(addresses) + " " + f.options + " " +
+                    in + " -o " + pb));
+      RawProfile raw = parse_raw(go_pprof("-raw " + pb));
+      ASSERT_EQ(raw.sample_types.size(), 2u);
+      EXPECT_EQ(raw.sample_types[0], "samples/count");
+      // Stacks (so function names) and weights as fgtool folds them.
+      std::map<std::string, double> mine = parse_folded(folded);
+      EXPECT_EQ(raw.folded(1), mine);
+      EXPECT_EQ(double(raw.total(1)), folded_total(folded));
+      EXPECT_EQ(double(raw.total(0)), folded_total(counts));
+      std::set<std::string> go_functions, my_functions;
+      for (const auto& kv : raw.location_names)
+        for (const auto& n : kv.second) go_functions.insert(n);
+      for (const auto& kv : mine) {
+        std::istringstream s(kv.first);
+        std::string fr;
+        while (std::getline(s, fr, ';')) my_functions.insert(fr);
+      }
+      EXPECT_EQ(go_functions, my_functions);
+      // Labels: every sample has comm/pid/tid/category/phase and the user's.
+      for (const auto& s : raw.samples) {
+        for (const char* key : {"comm", "pid", "tid", "category", "phase", "host"})
+          EXPECT_TRUE(s.labels.count(key)) << "no label " << key;
+        EXPECT_EQ(s.labels.at("host"), "node7");
+      }
+      // Addresses and the executable's mapping with its build-id.
+      bool any_address = false;
+      for (const auto& kv : raw.location_address) any_address |= kv.second != "0x0";
+      EXPECT_TRUE(any_address);
+      ASSERT_FALSE(raw.mappings.empty());
+      // -top reads it too.
+      std::string top = go_pprof("-top " + pb);
+      EXPECT_NE(top.find("Showing nodes accounting for"), std::string::npos) << top;
     }
-    EXPECT_EQ(go_functions, my_functions);
-    // Labels: every sample has comm/pid/tid/category/phase and the user's.
-    for (const auto& s : raw.samples) {
-      for (const char* key : {"comm", "pid", "tid", "category", "phase", "host"})
-        EXPECT_TRUE(s.labels.count(key)) << "no label " << key;
-      EXPECT_EQ(s.labels.at("host"), "node7");
-    }
-    // Addresses and the executable's mapping with its build-id.
-    bool any_address = false;
-    for (const auto& kv : raw.location_address) any_address |= kv.second != "0x0";
-    EXPECT_TRUE(any_address);
-    ASSERT_FALSE(raw.mappings.empty());
-    // -top reads it too.
-    std::string top = go_pprof("-top " + pb);
-    EXPECT_NE(top.find("Showing nodes accounting for"), std::string::npos) << top;
   }
   // The static fixture's executable has a build-id in perf.data's BUILD_ID feature.
   std::string pb = dir + "/s.pb.gz";

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <protozero/pbf_message.hpp>
 
@@ -266,47 +267,85 @@ TEST(PprofExport, ObservedFoldIsTheSameFold) {
     fo.root_with_tid = c.tid;
     if (c.symfs) fo.symbols.symfs = test::testdata("fold/symfs");
     std::string plain = folded_text(fold_perf_data(test::testdata(c.file), fo));
-    FoldedProfile observed;
-    PprofExportStats st;
-    std::string pb = pprof_from_perf_data(test::testdata(c.file), fo, PprofExportOptions{}, nullptr, &observed, &st);
-    EXPECT_EQ(folded_text(observed), plain);
-    EXPECT_GT(st.samples, 0u);
-    FoldedProfile back;
-    read_pprof_data(pb, c.file, back);
-    EXPECT_EQ(folded_text(back), plain);
+    for (PprofAddresses a : {PprofAddresses::object, PprofAddresses::process}) {
+      FoldedProfile observed;
+      PprofExportStats st;
+      PprofExportOptions eo;
+      eo.addresses = a;
+      std::string pb = pprof_from_perf_data(test::testdata(c.file), fo, eo, nullptr, &observed, &st);
+      EXPECT_EQ(folded_text(observed), plain);
+      EXPECT_GT(st.samples, 0u);
+      FoldedProfile back;
+      read_pprof_data(pb, c.file, back);
+      EXPECT_EQ(folded_text(back), plain);
+    }
   }
 }
 
-// Each sample's addresses, per pid, as the exporter wrote them: "PID ADDR..."
-// (hex, leaf first; the comm root's location, address 0, left out). Read
-// with protozero here rather than with `go tool pprof`, which merges a
-// file's mappings across processes and rebases their addresses.
-std::set<std::string> sample_addresses(std::string_view pb) {
+// The parts of an exported pprof the address tests look at, read with
+// protozero rather than with `go tool pprof`, which merges a file's mappings
+// across processes and rebases their addresses.
+struct PbAddresses {
+  struct Mapping {
+    uint64_t start = 0, limit = 0, offset = 0;
+    std::string file;
+  };
+  struct Location {
+    uint64_t mapping = 0, address = 0;
+  };
+  std::map<uint64_t, Mapping> mappings;
+  std::map<uint64_t, Location> locations;
+  std::vector<std::pair<std::vector<uint64_t>, int64_t>> samples;  // location ids, pid label (-1: none)
+};
+
+PbAddresses read_pb_addresses(std::string_view pb) {
   namespace pf = pprof_fields;
   std::vector<std::string> strings;
-  std::map<uint64_t, uint64_t> address_of;
-  std::vector<std::pair<std::vector<uint64_t>, std::map<int64_t, int64_t>>> samples;  // locations, num labels by key
+  PbAddresses out;
+  std::map<uint64_t, uint64_t> file_index;  // mapping id -> string index
+  std::vector<std::map<int64_t, int64_t>> num_labels;
   protozero::pbf_message<pf::Profile> top(protozero::data_view(pb.data(), pb.size()));
   while (top.next()) {
     switch (top.tag()) {
       case pf::Profile::string_table: strings.emplace_back(top.get_string()); break;
+      case pf::Profile::mapping: {
+        protozero::pbf_message<pf::Mapping> m(top.get_view());
+        uint64_t id = 0, file = 0;
+        PbAddresses::Mapping pm;
+        while (m.next()) {
+          switch (m.tag()) {
+            case pf::Mapping::id: id = m.get_uint64(); break;
+            case pf::Mapping::memory_start: pm.start = m.get_uint64(); break;
+            case pf::Mapping::memory_limit: pm.limit = m.get_uint64(); break;
+            case pf::Mapping::file_offset: pm.offset = m.get_uint64(); break;
+            case pf::Mapping::filename: file = uint64_t(m.get_int64()); break;
+            default: m.skip();
+          }
+        }
+        out.mappings[id] = pm;
+        file_index[id] = file;
+        break;
+      }
       case pf::Profile::location: {
         protozero::pbf_message<pf::Location> l(top.get_view());
-        uint64_t id = 0, address = 0;
+        uint64_t id = 0;
+        PbAddresses::Location pl;
         while (l.next()) {
           if (l.tag() == pf::Location::id) id = l.get_uint64();
-          else if (l.tag() == pf::Location::address) address = l.get_uint64();
+          else if (l.tag() == pf::Location::mapping_id) pl.mapping = l.get_uint64();
+          else if (l.tag() == pf::Location::address) pl.address = l.get_uint64();
           else l.skip();
         }
-        address_of[id] = address;
+        out.locations[id] = pl;
         break;
       }
       case pf::Profile::sample: {
         protozero::pbf_message<pf::Sample> sm(top.get_view());
-        samples.emplace_back();
+        out.samples.emplace_back();
+        num_labels.emplace_back();
         while (sm.next()) {
           if (sm.tag() == pf::Sample::location_id) {
-            for (uint64_t id : sm.get_packed_uint64()) samples.back().first.push_back(id);
+            for (uint64_t id : sm.get_packed_uint64()) out.samples.back().first.push_back(id);
           } else if (sm.tag() == pf::Sample::label) {
             protozero::pbf_message<pf::Label> lb(sm.get_view());
             int64_t key = 0, num = 0;
@@ -315,7 +354,7 @@ std::set<std::string> sample_addresses(std::string_view pb) {
               else if (lb.tag() == pf::Label::num) num = lb.get_int64();
               else lb.skip();
             }
-            samples.back().second[key] = num;
+            num_labels.back()[key] = num;
           } else {
             sm.skip();
           }
@@ -325,24 +364,44 @@ std::set<std::string> sample_addresses(std::string_view pb) {
       default: top.skip();
     }
   }
+  for (auto& [id, m] : out.mappings) m.file = strings.at(file_index[id]);
   int64_t pid_key = -1;
   for (size_t i = 0; i < strings.size(); ++i)
     if (strings[i] == "pid") pid_key = int64_t(i);
+  for (size_t i = 0; i < out.samples.size(); ++i)
+    out.samples[i].second = num_labels[i].count(pid_key) ? num_labels[i].at(pid_key) : -1;
+  return out;
+}
+
+// Each sample's addresses, per pid, as the exporter wrote them: "PID ADDR..."
+// (hex, leaf first; the comm root's location, address 0, left out). With
+// file_offsets, a file-backed address is "FILE+OFFSET" instead (its mapping's
+// file and the offset in it).
+std::set<std::string> sample_addresses(std::string_view pb, bool file_offsets = false) {
+  const PbAddresses p = read_pb_addresses(pb);
   std::set<std::string> out;
-  for (const auto& [locs, labels] : samples) {
+  for (const auto& [locs, pid] : p.samples) {
     std::ostringstream line;
-    line << (labels.count(pid_key) ? labels.at(pid_key) : -1);
-    for (uint64_t id : locs)
-      if (address_of.at(id)) line << " 0x" << std::hex << address_of.at(id) << std::dec;
+    line << pid << std::hex;
+    for (uint64_t id : locs) {
+      const PbAddresses::Location& l = p.locations.at(id);
+      if (!l.address) continue;
+      auto m = p.mappings.find(l.mapping);
+      if (file_offsets && m != p.mappings.end() && !m->second.file.empty() && m->second.file[0] == '/')
+        line << ' ' << m->second.file << "+0x" << l.address - m->second.start + m->second.offset;
+      else
+        line << " 0x" << l.address;
+    }
     out.insert(line.str());
   }
   return out;
 }
 
-// 12 processes mapping the same objects at different addresses: every
-// frame's location must carry its own process's address (the collector
-// shares a location between frames of one object offset only within one
-// mapping), as perf recorded them (multi_process.stacks, from perf script -D).
+// 12 processes mapping the same objects at different addresses: with
+// --addresses process, every frame's location must carry its own process's
+// address (the collector shares a location between frames of one object
+// offset only within one mapping), as perf recorded them
+// (multi_process.stacks, from perf script -D).
 TEST(PprofExport, LocationsKeepEachProcesssAddresses) {
   FoldOptions fo;
   fo.symbols.symfs = test::testdata("pprof/symfs");
@@ -350,6 +409,7 @@ TEST(PprofExport, LocationsKeepEachProcesssAddresses) {
     PprofExportOptions eo;
     eo.gzip = false;
     eo.source_lines = source_lines;
+    eo.addresses = PprofAddresses::process;
     std::string pb = pprof_from_perf_data(test::testdata("pprof/multi_process.data"), fo, eo, nullptr, nullptr, nullptr);
     std::set<std::string> expected;
     std::ifstream in(test::testdata("pprof/multi_process.stacks"));
@@ -375,6 +435,43 @@ TEST(PprofExport, LocationsKeepEachProcesssAddresses) {
     EXPECT_TRUE(missing.empty() && extra.empty())
         << missing.size() << " recorded stacks not written (first: " << (missing.empty() ? "" : missing[0]) << "), "
         << extra.size() << " written stacks not recorded (first: " << (extra.empty() ? "" : extra[0]) << ")";
+  }
+}
+
+// The default, --addresses object, keys locations by object offset: the
+// same 12 processes give one mapping per object segment (none twice by
+// file, offset and size, as go tool pprof's merge keys them), fewer
+// locations, each address inside its mapping, and every sample the same
+// files and offsets (so the same symbols in any pprof tool) as with each
+// process's own addresses.
+TEST(PprofExport, ObjectAddressesKeepEveryFileOffset) {
+  FoldOptions fo;
+  fo.symbols.symfs = test::testdata("pprof/symfs");
+  PprofExportOptions eo;
+  eo.gzip = false;
+  eo.source_lines = false;
+  eo.addresses = PprofAddresses::process;
+  const std::string per_process = pprof_from_perf_data(test::testdata("pprof/multi_process.data"), fo, eo);
+  eo.addresses = PprofAddresses::object;
+  const std::string per_object = pprof_from_perf_data(test::testdata("pprof/multi_process.data"), fo, eo);
+  EXPECT_EQ(sample_addresses(per_object, true), sample_addresses(per_process, true));
+  EXPECT_NE(sample_addresses(per_object), sample_addresses(per_process));  // the addresses were rebased
+
+  const PbAddresses obj = read_pb_addresses(per_object), proc = read_pb_addresses(per_process);
+  EXPECT_LT(obj.locations.size(), proc.locations.size());
+  EXPECT_LT(obj.mappings.size(), proc.mappings.size());
+  std::set<std::tuple<std::string, uint64_t, uint64_t>> keys;
+  for (const auto& [id, m] : obj.mappings) {
+    if (m.file.empty() || m.file[0] != '/') continue;
+    EXPECT_TRUE(keys.emplace(m.file, m.offset, (m.limit - m.start + 4095) / 4096).second) << m.file;
+  }
+  EXPECT_GE(keys.size(), 3u);  // prog, libc, gzip, sort ...
+  for (const auto& [id, l] : obj.locations) {
+    if (!l.mapping || !l.address) continue;
+    const PbAddresses::Mapping& m = obj.mappings.at(l.mapping);
+    if (m.file.empty() || m.file[0] != '/') continue;
+    EXPECT_GE(l.address, m.start) << m.file;
+    EXPECT_LT(l.address, m.limit) << m.file;
   }
 }
 
