@@ -252,11 +252,12 @@ class PerfDataCollector final : public FoldObserver {
   RecentRoot recent_roots_[256];
   uint32_t kernel_mapping_ = kNone;
   // PprofAddresses::object: per fold frame-cache entry (names_start), its
-  // location or kNone; the mappings by object segment (build-id or path,
-  // file offset, rounded size).
+  // location or kNone.
   GrowableArray<uint32_t> location_of_entry_;
   // Per path-memo slot: the locations of its frames, outermost first.
   std::vector<std::vector<uint32_t>> memo_locations_;
+  // The mappings by object segment: build-id (or a 0 byte and the path),
+  // file offset, size rounded up to 4 KiB.
   std::unordered_map<std::string, uint32_t> object_mappings_;
 };
 
