@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-all=(perf_data_file perf_data_pipe fold folded collapse category_rules pprof)
+all=(perf_data_file perf_data_pipe fold pprof_export folded collapse category_rules pprof)
 [ -f "$root/fuzz/chrome_trace_fuzzer.cpp" ] && all+=(chrome_trace onednn_verbose)
 [ $list = 1 ] && { printf '%s\n' "${all[@]}"; exit 0; }
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
@@ -66,7 +66,7 @@ seed() {  # seed TARGET [PREFIX_BYTE] FILES...
 }
 rm -rf "$build/seeds"
 td=$root/testdata
-for t in perf_data_file perf_data_pipe fold; do seed $t "" "$td"/perf/*.data "$td"/fold/*.data "$td"/unwind/*.data; done
+for t in perf_data_file perf_data_pipe fold pprof_export; do seed $t "" "$td"/perf/*.data "$td"/fold/*.data "$td"/unwind/*.data; done
 seed folded "" "$td"/folded/*.folded "$td"/render/*.folded
 # The collapse target takes its options from the first byte (bit 0: --off-cpu).
 seed collapse 00 "$td"/collapse/*.txt
@@ -86,7 +86,7 @@ run_one() {
   local rc=0
   # The text targets get at most 64 KiB inputs, the perf.data ones 128 KiB.
   local max_len=65536
-  case $t in perf_data_*|fold) max_len=131072 ;; esac
+  case $t in perf_data_*|fold|pprof_export) max_len=131072 ;; esac
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     timeout -k 10 $(( seconds + 120 )) "$build/fuzz/${t}_fuzzer" "$corpus" "$build/seeds/$t" \

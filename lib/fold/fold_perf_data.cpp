@@ -69,7 +69,11 @@ class StackFolder final : public RecordHandler, private NewStackSink {
         off_cpu_(OffCpuTracker::Options{}) {
     make_unwind_pool(1);
   }
-  ~StackFolder() override { stop_symbolising_thread(); }
+  ~StackFolder() override {
+    stop_symbolising_thread();
+    // The maps (process table) are members: they go after this body.
+    if (options_.observer && !observer_done_) options_.observer->on_fold_abandoned();
+  }
   StackFolder(const StackFolder&) = delete;
   StackFolder& operator=(const StackFolder&) = delete;
 
@@ -441,6 +445,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   void report_weights(bool micro) {
     FoldObserver& o = *options_.observer;
     FoldedProfile& out = tree_.profile();
+    observer_done_ = true;
     o.on_raw_stacks_done();
     report_samples(raw_.forgotten());
     if (!micro) return;
@@ -500,6 +505,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   uint64_t last_time_ = 0;
   bool map_budget_warned_ = false;
   bool wall_event_checked_ = false;
+  bool observer_done_ = false;  // told on_raw_stacks_done (else, at the end, on_fold_abandoned)
   std::unique_ptr<SymbolisingThread> symbolising_;  // enable_symbolising_thread
   uint64_t window_stacks_ = 0, window_drains_ = 0;  // keep_symbolising_thread_or_not
   // Scratch reused across samples (no allocation on the hot path).

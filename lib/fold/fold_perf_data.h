@@ -78,6 +78,10 @@ class FoldObserver {
   // follow. The fold's MapEntry objects (RawStackFrame::map) still live
   // during this call, not after the fold returns.
   virtual void on_raw_stacks_done() {}
+  // Instead of on_raw_stacks_done when the fold stops short (an error on its
+  // way out): the MapEntry objects go away once this returns, so nothing
+  // may read them afterwards (an observer's own thread included).
+  virtual void on_fold_abandoned() noexcept {}
 };
 
 struct FoldOptions {
@@ -127,8 +131,9 @@ struct FoldOptions {
   SymbolOptions symbols;
   DwarfUnwinderOptions unwind;
   // At most this many distinct raw stacks are held at once (RawStackIndex);
-  // 0 = no bound. It applies to on-CPU folds without an observer only: the
-  // off-CPU views and observers refer to raw stacks by index until the end.
+  // 0 = no bound. It applies to on-CPU folds only: the off-CPU views refer
+  // to raw stacks by index until the end (an observer is told a forgotten
+  // stack's weights when it is forgotten, FoldObserver::on_samples).
   // 16 K keys are about 4 MB on a busy system-wide recording (where all of
   // them, 1.4 M, took 240 MB, and 64 K 15 MB: the difference is a tenth of
   // that fold's peak). A program with more recurring raw stacks has them

@@ -10,15 +10,26 @@ namespace fg {
 
 PerfDataCollector::~PerfDataCollector() { stop_location_thread(); }
 
-// Lets the location thread finish the batches queued, then joins it.
-void PerfDataCollector::stop_location_thread() {
+// Lets the location thread finish the batches queued (or only the one it
+// is on: drop_queued), then joins it.
+void PerfDataCollector::stop_location_thread(bool drop_queued) {
   if (!thread_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
+    if (drop_queued) queued_.clear();
   }
   cv_.notify_all();
   thread_.join();
+}
+
+void PerfDataCollector::on_fold_abandoned() noexcept {
+  finished_ = true;  // no more raw stacks; finish() has nothing to add
+  filling_ = Batch();
+  try {
+    stop_location_thread(true);
+  } catch (...) {  // std::system_error from join: nothing else may run it now
+  }
 }
 
 void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,

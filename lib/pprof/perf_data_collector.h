@@ -78,6 +78,9 @@ class PerfDataCollector final : public FoldObserver {
                     const FrameId* arena, const RawStackMemo& memo) override;
   // The mappings are copied while the fold's maps still live.
   void on_raw_stacks_done() override { finish(); }
+  // The location thread reads the fold's maps: it is stopped (its queued
+  // batches dropped) before they go.
+  void on_fold_abandoned() noexcept override;
   // Also during the fold (the fold's raw-stack table forgetting stacks):
   // weights is only touched by the fold's side, never the location thread.
   void on_samples(uint32_t index, uint64_t samples, double weight, NodeId node) override {
@@ -142,7 +145,7 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t root_index_slow(const RawStackRoot& r);
   void hand_off();
   void location_thread();
-  void stop_location_thread();
+  void stop_location_thread(bool drop_queued = false);
   void add_batch(const Batch& b);
   void add_window(const Batch& b, size_t first_stack, size_t end_stack);
   uint32_t mapping_index(const BatchFrame& f);

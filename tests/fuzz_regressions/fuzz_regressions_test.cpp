@@ -71,7 +71,7 @@ TEST(FuzzRegressions, SeedsReplayCleanly) {
 TEST(FuzzRegressions, PerfFixturesThroughEveryPerfTarget) {
   for (const char* rel : {"perf/fp.data", "perf/pipe.data", "perf/zstd.data", "perf/sched_pipe.data"}) {
     std::string bytes = fg::test::read_file(fg::test::testdata(rel));
-    for (const char* t : {"perf_data_file", "perf_data_pipe", "fold"}) {
+    for (const char* t : {"perf_data_file", "perf_data_pipe", "fold", "pprof_export"}) {
       SCOPED_TRACE(std::string(t) + " " + rel);
       fg::fuzz::targets().at(t)(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     }

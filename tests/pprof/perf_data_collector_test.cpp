@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -245,6 +246,27 @@ TEST(PerfDataCollector, ObjectAddressesAreOneLocationPerObjectOffset) {
   for (const RawStackRoot& r : fold.roots) distinct.emplace(3, r.frame);
   EXPECT_EQ(c.locations.size(), distinct.size());
   EXPECT_EQ(c.mappings.size(), 2u + 1);  // the two objects and the kernel
+}
+
+// A fold that stops short (an InputError on its way out) calls
+// on_fold_abandoned before its maps go: with per-process addresses the
+// location thread is stopped there, its queued raw stacks (which point at
+// the maps) dropped, so nothing reads a map afterwards (ASan checks this in
+// the sanitizer build: the maps are freed right after the call).
+TEST(PerfDataCollector, AnAbandonedFoldStopsTheLocationThreadBeforeItsMapsGo) {
+  for (PprofAddresses a : {PprofAddresses::process, PprofAddresses::object}) {
+    auto fold = std::make_unique<SyntheticFold>(40, 300, 9000);
+    PerfDataCollector c(true, a);
+    for (size_t i = 0; i < fold->stacks.size(); ++i) {
+      if (c.follows_memo()) fold->feed_with_memo(c, i);
+      else
+        c.on_raw_stack(uint32_t(i), fold->roots[i], fold->stacks[i].data(), fold->stacks[i].size(),
+                       fold->arena.data(), RawStackMemo{});
+    }
+    c.on_fold_abandoned();
+    fold.reset();  // the maps are gone
+    c.finish();    // nothing left to do, nothing read
+  }
 }
 
 }  // namespace
