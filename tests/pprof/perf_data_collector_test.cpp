@@ -88,12 +88,16 @@ struct SyntheticFold {
   }
 
   void feed(PerfDataCollector& c) const {
+    feed_raw_stacks(c);
+    for (size_t i = 0; i < stacks.size(); ++i) c.on_samples(uint32_t(i), 1, 1e6, NodeId(i + 1));
+    c.finish();
+  }
+
+  void feed_raw_stacks(PerfDataCollector& c) const {
     for (size_t i = 0; i < stacks.size(); ++i) {
       if (c.follows_memo()) feed_with_memo(c, i);
       else c.on_raw_stack(uint32_t(i), roots[i], stacks[i].data(), stacks[i].size(), arena.data(), RawStackMemo{});
     }
-    for (size_t i = 0; i < stacks.size(); ++i) c.on_samples(uint32_t(i), 1, 1e6, NodeId(i + 1));
-    c.finish();
   }
 
   // As the fold's path memo would: a slot per thread, holding the stack
@@ -257,12 +261,7 @@ TEST(PerfDataCollector, AnAbandonedFoldStopsTheLocationThreadBeforeItsMapsGo) {
   for (PprofAddresses a : {PprofAddresses::process, PprofAddresses::object}) {
     auto fold = std::make_unique<SyntheticFold>(40, 300, 9000);
     PerfDataCollector c(true, a);
-    for (size_t i = 0; i < fold->stacks.size(); ++i) {
-      if (c.follows_memo()) fold->feed_with_memo(c, i);
-      else
-        c.on_raw_stack(uint32_t(i), fold->roots[i], fold->stacks[i].data(), fold->stacks[i].size(),
-                       fold->arena.data(), RawStackMemo{});
-    }
+    fold->feed_raw_stacks(c);
     c.on_fold_abandoned();
     fold.reset();  // the maps are gone
     c.finish();    // nothing left to do, nothing read
