@@ -64,7 +64,7 @@ int run_export_pprof(const std::vector<std::string>& args) {
       ("uncompressed", po::bool_switch(&uncompressed), "write the protobuf without gzip")
       ("no-source-lines", po::bool_switch(&no_source_lines), "perf.data: leave out DWARF file names and line numbers")
       ("granularity", po::value(&granularity)->default_value("addresses"),
-       "perf.data: 'addresses' (a location per mapped address, mappings, build-ids, comm/pid/tid labels) or "
+       "perf.data: 'addresses' (locations with addresses as --addresses says, mappings, build-ids, comm/pid/tid labels) or "
        "'functions' (the folded stacks: a location per function, as from folded input; much faster on big "
        "system-wide recordings)")
       ("addresses", po::value(&addresses)->default_value("object"),
@@ -98,8 +98,8 @@ int run_export_pprof(const std::vector<std::string>& args) {
     if (lenient) fo.partial = true;
     FoldStats stats;
     PprofExportStats ps;
-    const bool addresses = granularity == "addresses";
-    if (addresses) {
+    const bool with_addresses = granularity == "addresses";
+    if (with_addresses) {
       // perf.data: addresses, mappings, build-ids and per-thread labels.
       doc = pprof_from_perf_data(inputs[0], fo, eo, &stats, nullptr, &ps);
     } else {
@@ -108,7 +108,7 @@ int run_export_pprof(const std::vector<std::string>& args) {
       doc = pprof_from_folded(fold_perf_data(inputs[0], fo, &stats), eo);
     }
     report_fold_stats(inputs[0], fo, stats, std::cerr, fold_cli.stats);
-    if (fold_cli.stats && addresses) {
+    if (fold_cli.stats && with_addresses) {
       char line[400];
       std::snprintf(line, sizeof line,
                     "fgtool export: pprof: %llu samples, %llu locations, %llu functions, %llu mappings, %llu bytes; "
