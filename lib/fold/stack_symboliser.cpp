@@ -180,8 +180,7 @@ void StackSymboliser::symbolise_with_memo(uint32_t idx, const uint64_t* key_word
   out[header + SymbolisedStack::kMemoNew] = uint32_t(depth - reused);
   out[header + SymbolisedStack::kAddresses] = uint32_t(used - reused);
   if (options_.observer)
-    tell_observer(idx, StackKeyView(key_words).root(), used - reused,
-                  RawStackMemo{slot, uint32_t(reused), uint32_t(depth)});
+    tell_observer(idx, key.root(), used - reused, RawStackMemo{slot, uint32_t(reused), uint32_t(depth)});
 }
 
 RawStackFrame StackSymboliser::observed_frame(const StackFrame& f, FrameSpan sp) {

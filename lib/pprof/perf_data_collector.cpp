@@ -110,39 +110,13 @@ uint32_t PerfDataCollector::object_location(const RawStackFrame& f, const FrameI
     location_of_entry_.resize(size_t(f.names_start) + 1 + location_of_entry_.size() / 2, kNone);
   uint32_t& loc = location_of_entry_[f.names_start];
   if (loc != kNone) return loc;
-  uint32_t mapping;
+  const uint32_t mapping = mapping_index(BatchFrame{f.address, f.kernel ? nullptr : f.map, f.names_start, 0, f.kernel});
   uint64_t address = f.address;
-  if (f.kernel) {
-    mapping = mapping_index(BatchFrame{f.address, nullptr, f.names_start, 0, true});
-  } else if (f.map->is_file_backed()) {
-    mapping = object_mapping(*f.map);
-    address = f.address - f.map->start + mappings[mapping].start;  // the same file offset
-  } else {
-    mapping = mapping_index(BatchFrame{f.address, f.map, f.names_start, 0, false});  // JIT: per process
-  }
+  if (!f.kernel && f.map->is_file_backed())
+    address = f.address - f.map->start + mappings[mapping].start;  // the same file offset in the object's mapping
   loc = uint32_t(locations.size());
   locations.push_back(LocationCopy{address, mapping, copy_names(f, arena) | names_flag});
   return loc;
-}
-
-// The mapping of a file-backed map's object segment: the first map seen
-// with its build-id (or path), file offset and size (rounded up to 4 KiB).
-uint32_t PerfDataCollector::object_mapping(const MapEntry& map) {
-  if (map.id < (uint64_t(1) << 26) && map.id < map_by_entry_id_.size() && map_by_entry_id_[size_t(map.id)] != kNone)
-    return map_by_entry_id_[size_t(map.id)];
-  std::string key(reinterpret_cast<const char*>(map.build_id.data()), map.build_id_size);
-  if (key.empty()) key.append(1, '\0').append(map.path);  // never equal to a build-id
-  const uint64_t size = (map.end - map.start + 4095) & ~uint64_t{4095};
-  key.append(reinterpret_cast<const char*>(&map.pgoff), sizeof map.pgoff);
-  key.append(reinterpret_cast<const char*>(&size), sizeof size);
-  auto [it, added] = object_mappings_.emplace(std::move(key), uint32_t(mappings.size()));
-  if (added) new_mapping(map);
-  if (map.id < (uint64_t(1) << 26)) {
-    if (map_by_entry_id_.size() <= map.id)
-      map_by_entry_id_.resize(size_t(map.id) + 1 + map_by_entry_id_.size() / 2, kNone);
-    map_by_entry_id_[size_t(map.id)] = it->second;
-  }
-  return it->second;
 }
 
 void PerfDataCollector::hand_off() {
@@ -400,14 +374,30 @@ uint32_t PerfDataCollector::mapping_index(const BatchFrame& f) {
     if (map_by_entry_id_.size() <= f.map->id)
       map_by_entry_id_.resize(size_t(f.map->id) + 1 + map_by_entry_id_.size() / 2, kNone);
     uint32_t& slot = map_by_entry_id_[size_t(f.map->id)];
-    if (slot == kNone) slot = new_mapping(*f.map);
+    if (slot == kNone) slot = mapping_of(*f.map);
     return slot;
   }
   auto it = map_ids_.find(f.map);
   if (it != map_ids_.end()) return it->second;
-  uint32_t id = new_mapping(*f.map);
+  uint32_t id = mapping_of(*f.map);
   map_ids_.emplace(f.map, id);
   return id;
+}
+
+// A map's mapping, the first time mapping_index sees it: by object offset
+// (PprofAddresses::object), a file-backed map shares the mapping of the
+// first map seen with its build-id (or path), file offset and size (rounded
+// up to 4 KiB, as go tool pprof's merge keys them); any other map has its own.
+uint32_t PerfDataCollector::mapping_of(const MapEntry& map) {
+  if (!by_object_ || !map.is_file_backed()) return new_mapping(map);
+  std::string key(reinterpret_cast<const char*>(map.build_id.data()), map.build_id_size);
+  if (key.empty()) key.append(1, '\0').append(map.path);  // never equal to a build-id
+  const uint64_t size = (map.end - map.start + 4095) & ~uint64_t{4095};
+  key.append(reinterpret_cast<const char*>(&map.pgoff), sizeof map.pgoff);
+  key.append(reinterpret_cast<const char*>(&size), sizeof size);
+  auto [it, added] = object_mappings_.emplace(std::move(key), uint32_t(mappings.size()));
+  if (added) new_mapping(map);
+  return it->second;
 }
 
 uint32_t PerfDataCollector::new_mapping(const MapEntry& map) {

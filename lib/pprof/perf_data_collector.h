@@ -149,6 +149,7 @@ class PerfDataCollector final : public FoldObserver {
   void add_batch(const Batch& b);
   void add_window(const Batch& b, size_t first_stack, size_t end_stack);
   uint32_t mapping_index(const BatchFrame& f);
+  uint32_t mapping_of(const MapEntry& map);
   uint32_t new_mapping(const MapEntry& e);
   uint32_t new_location(const BatchFrame& f, uint32_t mapping);
   uint32_t resolve(const BatchFrame& f, size_t window_frame);
@@ -158,7 +159,6 @@ class PerfDataCollector final : public FoldObserver {
                      const RawStackMemo& memo, FrameId root_frame, uint32_t root_names);
   uint32_t object_location(const RawStackFrame& f, const FrameId* arena);
   uint32_t copy_names(const RawStackFrame& f, const FrameId* arena);
-  uint32_t object_mapping(const MapEntry& map);
 
   // The fold's thread fills filling_; hand_off() queues it for the location
   // thread (waiting while kQueuedBatches are: the fold is faster at times,
