@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -266,6 +267,23 @@ TEST(PerfDataCollector, AnAbandonedFoldStopsTheLocationThreadBeforeItsMapsGo) {
     fold.reset();  // the maps are gone
     c.finish();    // nothing left to do, nothing read
   }
+}
+
+// A memo hand-over that does not fit what the collector kept for the slot
+// (more callers reused than the slot holds, more new ones kept than the
+// stack has) is the fold's bug, never input: a logic_error, not a stack
+// with made-up locations.
+TEST(PerfDataCollector, AMemoOutOfStepIsALogicError) {
+  const SyntheticFold fold(2, 2, 4);
+  PerfDataCollector c(false, PprofAddresses::object);
+  const std::vector<RawStackFrame>& st = fold.stacks[0];
+  EXPECT_THROW(c.on_raw_stack(0, fold.roots[0], st.data(), st.size(), fold.arena.data(), RawStackMemo{5, 1, 1}),
+               std::logic_error);
+  EXPECT_THROW(c.on_raw_stack(0, fold.roots[0], st.data(), st.size(), fold.arena.data(),
+                              RawStackMemo{5, 0, uint32_t(st.size() + 1)}),
+               std::logic_error);
+  c.on_raw_stack(0, fold.roots[0], st.data(), st.size(), fold.arena.data(), RawStackMemo{5, 0, 3});
+  EXPECT_EQ(c.raws[0].locs_count, st.size() + 1);
 }
 
 }  // namespace
