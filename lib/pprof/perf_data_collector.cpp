@@ -407,9 +407,60 @@ uint32_t PerfDataCollector::new_mapping(const MapEntry& map) {
   m.limit = map.end;
   m.offset = map.pgoff;
   m.path = std::string(map.path);
+  m.file_backed = map.is_file_backed();
   m.build_id.assign(reinterpret_cast<const char*>(map.build_id.data()), map.build_id_size);
   mappings.push_back(std::move(m));
   return id;
+}
+
+namespace {
+
+std::string_view base_name(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// libc.so.6, libfoo.so, libbar.so_1 (go tool pprof's libRx, without a regex).
+bool is_shared_library(std::string_view base) {
+  for (size_t p = base.find(".so"); p != std::string_view::npos; p = base.find(".so", p + 1))
+    if (p + 3 == base.size() || base[p + 3] == '.' || base[p + 3] == '_') return true;
+  return false;
+}
+
+}  // namespace
+
+// The collector numbers mappings as frames first use them, so a system-wide
+// recording whose first frame is in the kernel would make [kernel.kallsyms]
+// the "main binary". Taken instead: the executable of the thread with the
+// most weight, a file-backed mapping whose name starts with the thread's
+// comm (which the kernel cuts at 15 characters) and is not a shared library
+// (a thread named "ld" is not ld-linux-x86-64.so.2); failing that, the first
+// file-backed mapping that is not a shared library (go tool pprof's own
+// guess for profiles without an order, profile.massageMappings).
+uint32_t PerfDataCollector::main_mapping() const {
+  std::vector<double> weight(roots.size(), 0);
+  for (const auto* ws : {&weights, &off_weights})
+    for (size_t i = 0; i < ws->size(); ++i) {
+      const Weight& w = (*ws)[i];
+      if (w.raw < raws.size() && raws[w.raw].root < weight.size()) weight[raws[w.raw].root] += w.value;
+    }
+  std::vector<uint32_t> by_weight(roots.size());
+  for (uint32_t i = 0; i < by_weight.size(); ++i) by_weight[i] = i;
+  // Ties go to the first root seen: the same file gives the same choice.
+  std::stable_sort(by_weight.begin(), by_weight.end(), [&](uint32_t a, uint32_t b) { return weight[a] > weight[b]; });
+  if (by_weight.size() > 64) by_weight.resize(64);  // the heaviest threads: any of them is a fair choice
+  for (uint32_t r : by_weight) {
+    if (weight[r] <= 0) break;
+    const std::string& comm = roots[r].comm;
+    if (comm.empty()) continue;
+    for (uint32_t m = 0; m < mappings.size(); ++m) {
+      const std::string_view base = base_name(mappings[m].path);
+      if (mappings[m].file_backed && base.substr(0, comm.size()) == comm && !is_shared_library(base)) return m;
+    }
+  }
+  for (uint32_t m = 0; m < mappings.size(); ++m)
+    if (mappings[m].file_backed && !is_shared_library(base_name(mappings[m].path))) return m;
+  return kNone;
 }
 
 }  // namespace fg

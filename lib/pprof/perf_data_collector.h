@@ -41,6 +41,7 @@ class PerfDataCollector final : public FoldObserver {
     uint64_t start = 0, limit = 0, offset = 0;
     std::string path, build_id;  // build_id raw bytes
     bool kernel = false;
+    bool file_backed = false;  // MapEntry::is_file_backed
   };
   struct LocationCopy {  // 16 bytes: millions of them on a system-wide recording
     uint64_t address;
@@ -97,6 +98,10 @@ class PerfDataCollector final : public FoldObserver {
   // lookup tables: call once the fold is done, before reading the fields
   // below (on_raw_stacks_done and on_off_cpu do; no raw stack may follow).
   void finish();
+
+  // The mapping pprof tools should take for the main binary (they take the
+  // first: "File:" in go tool pprof's reports), or kNone. After finish().
+  uint32_t main_mapping() const;
 
   // A location's frame names, outermost first.
   uint32_t name_count(const LocationCopy& l) const { return names[l.names & ~kReturnAddress]; }

@@ -135,9 +135,11 @@ class PerfDataPprof {
   void add_locations() {
     if (locations_done_.valid()) locations_done_.get();  // it got source_done_
     if (source_done_.valid()) source_done_.get();
-    for (size_t i = 0; i < mappings_.size(); ++i) {
+    std::vector<uint32_t> by_id(mappings_.size());
+    for (uint32_t i = 0; i < by_id.size(); ++i) by_id[mapping_id_[i] - 1] = i;
+    for (uint32_t i : by_id) {
       mappings_[i].has_filenames = mappings_[i].has_line_numbers = source_objects_[i] != SourceLines::kNoObject;
-      if (b_.add_mapping(mappings_[i]) != i + 1) throw std::logic_error("pprof export: mapping ids out of order");
+      if (b_.add_mapping(mappings_[i]) != mapping_id_[i]) throw std::logic_error("pprof export: mapping ids out of order");
     }
     if (in_collector_order_) {
       deferred_functions_->add_to(b_, profile_);
@@ -201,6 +203,11 @@ class PerfDataPprof {
     if (options_.source_lines && !fs_.objects.empty()) source_ = std::make_unique<SourceLines>(fs_.objects);
     source_objects_.assign(c_.mappings.size(), SourceLines::kNoObject);
     mappings_.resize(c_.mappings.size());
+    // Ids in collector order, but the main binary first (main_mapping).
+    mapping_id_.resize(c_.mappings.size());
+    const uint32_t main = c_.main_mapping();
+    for (uint32_t i = 0; i < mapping_id_.size(); ++i)
+      mapping_id_[i] = main == PerfDataCollector::kNone ? i + 1 : i == main ? 1 : i < main ? i + 2 : i + 1;
     for (size_t i = 0; i < c_.mappings.size(); ++i) {
       const auto& m = c_.mappings[i];
       PprofBuilder::Mapping& pm = mappings_[i];
@@ -306,7 +313,7 @@ class PerfDataPprof {
       const auto& l = c_.locations[li];
       location_lines(li, function_id, lines);
       PprofBuilder::encode_location(encoded_locations_, uint64_t(li) + 1,
-                                    l.mapping == PerfDataCollector::kNone ? 0 : l.mapping + 1, l.address, lines.data(),
+                                    l.mapping == PerfDataCollector::kNone ? 0 : mapping_id_[l.mapping], l.address, lines.data(),
                                     lines.size(), scratch);
     }
   }
@@ -319,7 +326,7 @@ class PerfDataPprof {
     };
     location_lines(li, function_id, lines_);
     const auto& l = c_.locations[li];
-    return b_.add_location(l.mapping == PerfDataCollector::kNone ? 0 : l.mapping + 1, l.address, lines_.data(),
+    return b_.add_location(l.mapping == PerfDataCollector::kNone ? 0 : mapping_id_[l.mapping], l.address, lines_.data(),
                            lines_.size());
   }
 
@@ -429,7 +436,8 @@ class PerfDataPprof {
   const PerfDataCollector& c_;
   PprofBuilder b_;
   bool with_samples_ = false;
-  std::vector<PprofBuilder::Mapping> mappings_;  // id = index + 1
+  std::vector<PprofBuilder::Mapping> mappings_;  // per collector mapping
+  std::vector<uint64_t> mapping_id_;  // per collector mapping: its pprof id
   std::unique_ptr<SourceLines> source_;
   // Written by the lookup thread until source_done_ is ready.
   std::future<void> source_done_;

@@ -286,6 +286,59 @@ TEST(PerfDataCollector, AMemoOutOfStepIsALogicError) {
   EXPECT_EQ(c.raws[0].locs_count, st.size() + 1);
 }
 
+// pprof tools take the first mapping for the main binary. The collector
+// numbers mappings as frames first use them (here the kernel first); the
+// main one is the executable of the heaviest thread whose comm names one,
+// never a shared library, and failing that the first executable.
+TEST(PerfDataCollector, TheMainMappingIsTheHeaviestThreadsExecutable) {
+  std::deque<MapEntry> maps;
+  for (const char* path : {"/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "/usr/lib/libz.so.1",
+                           "/usr/bin/python3.11", "/usr/bin/gzip", "//anon"}) {
+    MapEntry m;
+    m.start = 0x400000 + maps.size() * 0x100000;
+    m.end = m.start + 0x10000;
+    m.path = path;
+    m.id = maps.size() + 1;
+    maps.push_back(m);
+  }
+  const std::vector<FrameId> arena(64, FrameId(1));
+  struct Thread {
+    std::string comm;
+    std::vector<int> maps;  // -1: a kernel frame
+  };
+  // Frames leaf first: the first stack's leaf is in the kernel.
+  const std::vector<Thread> threads = {
+      {"swapper/0", {-1}}, {"ld", {0, -1}}, {"python3", {1, 2}}, {"gzip", {1, 3}}, {"node", {4}}};
+  auto main_path = [&](const std::vector<double>& weights) {
+    PerfDataCollector c(false, PprofAddresses::object);
+    for (size_t t = 0; t < threads.size(); ++t) {
+      RawStackRoot root;
+      root.comm = threads[t].comm;
+      root.pid = root.tid = int32_t(100 + t);
+      root.frame = FrameId(10 + t);
+      std::vector<RawStackFrame> frames;
+      for (int m : threads[t].maps) {
+        RawStackFrame f;
+        f.kernel = m < 0;
+        f.map = m < 0 ? nullptr : &maps[size_t(m)];
+        f.address = m < 0 ? 0xffffffff81000000ull : f.map->start + 0x10;
+        f.names_start = uint32_t(m + 1);
+        f.name_count = 1;
+        frames.push_back(f);
+      }
+      c.on_raw_stack(uint32_t(t), root, frames.data(), frames.size(), arena.data(), RawStackMemo{uint32_t(t), 0, 0});
+      c.on_samples(uint32_t(t), 1, weights[t], NodeId(t + 1));
+    }
+    c.finish();
+    EXPECT_TRUE(c.mappings.at(0).kernel);
+    const uint32_t m = c.main_mapping();
+    return m == PerfDataCollector::kNone ? std::string("none") : c.mappings.at(m).path;
+  };
+  EXPECT_EQ(main_path({100, 90, 30, 10, 5}), "/usr/bin/python3.11");  // not ld-linux for "ld"
+  EXPECT_EQ(main_path({100, 90, 10, 30, 5}), "/usr/bin/gzip");
+  EXPECT_EQ(main_path({100, 90, 0, 0, 50}), "/usr/bin/python3.11");  // "node" has no file: the first executable
+}
+
 }  // namespace
 // The fold bounds its raw-stack table with an observer too: stacks it
 // forgets are reported to the observer then, and one seen again is a new

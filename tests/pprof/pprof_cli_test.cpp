@@ -287,6 +287,8 @@ TEST(PprofCli, GoPprofReadsPerfDataExportsAndAgrees) {
       // -top reads it too.
       std::string top = go_pprof("-top " + pb);
       EXPECT_NE(top.find("Showing nodes accounting for"), std::string::npos) << top;
+      // The first mapping is the one pprof names the main binary.
+      EXPECT_EQ(top.find("File: [kernel.kallsyms]"), std::string::npos) << top;
     }
   }
   // The static fixture's executable has a build-id in perf.data's BUILD_ID feature.
