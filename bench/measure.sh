@@ -17,11 +17,14 @@ measure() {
     cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.2f", u+s}')
     printf '%-44s wall %8s  cpu %6.2f s  peak RSS %6d MB\n' "$label" "$wall" "$cpu" $((rss / 1024))
     MEASURED_CPU=$cpu
+    # Wall seconds: "m:ss.ss" or "h:mm:ss".
+    MEASURED_WALL=$(awk -v w="$wall" 'BEGIN{n=split(w,p,":"); s=0; for(i=1;i<=n;i++) s=s*60+p[i]; printf "%.2f", s}')
     MEASURED_RSS_MB=$((rss / 1024))
   else
     local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N)
     printf '%-44s wall %6.2f s (install GNU time for CPU and RSS)\n' "$label" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')"
     MEASURED_CPU=0
+    MEASURED_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}')
     MEASURED_RSS_MB=0
   fi
   rm -f "$log"

@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "fold/worker_queue.h"
+#include "folded/worker_queue.h"
 #include "perf/perf_records.h"
 #include "unwind/dwarf_unwinder.h"
 #include "unwind/process_table.h"

@@ -18,7 +18,7 @@
 
 #include "fold/stack_symboliser.h"
 #include "fold/stack_tree_builder.h"
-#include "fold/worker_queue.h"
+#include "folded/worker_queue.h"
 
 namespace fg {
 

@@ -5,11 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <memory>
+#include <stdexcept>
 
 #include "diagnostics/input_error.h"
 #include "diagnostics/terminal_text.h"
 #include "folded/folded_writer.h"
 #include "folded/input_stream.h"
+#include "folded/worker_queue.h"
 
 namespace fg {
 
@@ -57,23 +60,26 @@ size_t common_prefix(std::string_view a, std::string_view b) {
   return i;
 }
 
-// Inserts stacks into a profile, reusing the nodes of the previous stack's
-// common prefix: sorted folded files share long prefixes line to line, so
-// most frames are neither hashed nor looked up.
-class PathInserter {
+// The text side of adding a stack: how many root-most frames it shares with
+// the previous stack of the same profile (whose nodes are reused: sorted
+// folded files share long prefixes line to line, so most frames are neither
+// hashed nor looked up), and the ids of the others, interned. Touches only
+// the profile's names, so a tree can be built from its output on another
+// thread (StackPlacer) while it goes on.
+class StackSplitter {
  public:
-  explicit PathInserter(FoldedProfile& p) : p_(p) {}
+  explicit StackSplitter(FoldedProfile& p) : p_(p) {}
 
   uint64_t truncated_stacks = 0, truncated_names = 0;
 
-  void insert(std::string_view s, double weight) {
+  // Returns the frames s shares with the previous stack; ids() are the rest.
+  size_t split(std::string_view s) {
     size_t common = common_prefix(s, prev_);
     size_t k = 0;
     while (k < ends_.size() && ends_[k] < common) ++k;
     if (k < ends_.size() && ends_[k] == common && (common == s.size() || s[common] == ';')) ++k;
     ends_.resize(k);
-    nodes_.resize(k);
-    NodeId n = k ? nodes_[k - 1] : 0;
+    const size_t shared = k;
     size_t start = k ? ends_[k - 1] + 1 : 0;
     names_.clear();
     // At most kMaxStackDepth frames (the root-most ones); the prefix reuse
@@ -91,24 +97,138 @@ class PathInserter {
       start = end + 1;
     }
     if (start <= s.size()) ++truncated_stacks;
-    if (!names_.empty()) {
-      ids_.resize(names_.size());
-      p_.intern_all(names_.data(), names_.size(), ids_.data());
-      nodes_.resize(k + names_.size());
-      p_.add_path(n, ids_.data(), ids_.size(), nodes_.data() + k);
-      n = nodes_.back();
-    }
-    p_.add_self(n, weight);
+    ids_.resize(names_.size());
+    if (!names_.empty()) p_.intern_all(names_.data(), names_.size(), ids_.data());
     prev_.assign(s.data(), s.size());
+    return shared;
   }
+  const std::vector<FrameId>& ids() const { return ids_; }
 
  private:
   FoldedProfile& p_;
   std::string prev_;
   std::vector<size_t> ends_;
-  std::vector<NodeId> nodes_;
   std::vector<std::string_view> names_;
   std::vector<FrameId> ids_;
+};
+
+// The tree side: the nodes of the previous stack placed in one profile.
+// Touches only the profile's tree (never its names).
+class StackPlacer {
+ public:
+  explicit StackPlacer(FoldedProfile& p) : p_(p) {}
+
+  void place(size_t shared, const FrameId* ids, size_t n, double weight) {
+    if (shared > nodes_.size()) throw std::logic_error("folded reader: a stack shares more frames than the last had");
+    nodes_.resize(shared + n);
+    if (n) p_.add_path(shared ? nodes_[shared - 1] : 0, ids, n, nodes_.data() + shared);
+    p_.add_self(nodes_.empty() ? 0 : nodes_.back(), weight);
+  }
+
+ private:
+  FoldedProfile& p_;
+  std::vector<NodeId> nodes_;
+};
+
+// Stacks into one or two profiles (a three-column file's two), in input
+// order. Small inputs are placed as they are split, on the reading thread.
+// Past thread_after stacks the tree walk (about half the work on shuffled
+// input, where every frame is looked up from the root) moves to a worker
+// thread: the reading thread splits and interns, and hands the frame ids
+// over in batches of records; the same profile in the end, as the records
+// are placed in order and the names interned in order.
+class StackInserter {
+ public:
+  StackInserter(FoldedProfile& a, FoldedProfile* b, uint64_t thread_after)
+      : split_a_(a), place_a_(a), thread_after_(thread_after) {
+    if (b) {
+      split_b_ = std::make_unique<StackSplitter>(*b);
+      place_b_ = std::make_unique<StackPlacer>(*b);
+    }
+  }
+  ~StackInserter() {
+    if (queue_) queue_->stop();  // before the placers go
+  }
+  StackInserter(const StackInserter&) = delete;
+  StackInserter& operator=(const StackInserter&) = delete;
+
+  // profile: 0 = a, 1 = b.
+  void insert(int profile, std::string_view s, double weight) {
+    StackSplitter& split = profile ? *split_b_ : split_a_;
+    const size_t shared = split.split(s);
+    const std::vector<FrameId>& ids = split.ids();
+    if (!queue_) {
+      placer(profile).place(shared, ids.data(), ids.size(), weight);
+      if (++stacks_ == thread_after_) start_thread();
+      return;
+    }
+    // A record: shared frames (and the profile in the top bit), new frames,
+    // the weight's bits, the new frames' ids.
+    uint64_t bits;
+    std::memcpy(&bits, &weight, sizeof bits);
+    filling_.push_back(uint32_t(shared) | (profile ? kProfileB : 0));
+    filling_.push_back(uint32_t(ids.size()));
+    filling_.push_back(uint32_t(bits));
+    filling_.push_back(uint32_t(bits >> 32));
+    filling_.insert(filling_.end(), ids.begin(), ids.end());
+    if (filling_.size() >= kBatchWords) submit();
+  }
+
+  // Every stack placed (and the worker's error, if any, rethrown).
+  void finish() {
+    if (!queue_) return;
+    submit();
+    queue_->drain();
+    queue_->stop();
+  }
+
+  uint64_t truncated_stacks() const { return std::max(split_a_.truncated_stacks, split_b_ ? split_b_->truncated_stacks : 0); }
+  uint64_t truncated_names() const { return std::max(split_a_.truncated_names, split_b_ ? split_b_->truncated_names : 0); }
+
+ private:
+  using Batch = std::vector<uint32_t>;
+  // kMaxStackDepth keeps shared counts far below the flag bit.
+  static constexpr uint32_t kProfileB = uint32_t(1) << 31;
+  static constexpr size_t kBatchWords = 64 * 1024, kMaxBacklog = 8;  // 256 KB batches, at most 2 MB queued
+
+  StackPlacer& placer(int profile) { return profile ? *place_b_ : place_a_; }
+
+  void start_thread() {
+    queue_ = std::make_unique<WorkerQueue<Batch>>(
+        [this](const std::vector<Batch>& batches) {
+          for (const Batch& b : batches) place_batch(b);
+        },
+        kMaxBacklog);
+  }
+
+  void submit() {
+    if (filling_.empty()) return;
+    queue_->submit_one(std::move(filling_));
+    filling_ = Batch();
+    filling_.reserve(kBatchWords + kMaxStackDepth + 4);
+  }
+
+  // On the worker thread.
+  void place_batch(const Batch& b) {
+    for (size_t i = 0; i + 4 <= b.size();) {
+      const uint32_t head = b[i], n = b[i + 1];
+      const uint64_t bits = uint64_t(b[i + 2]) | (uint64_t(b[i + 3]) << 32);
+      double weight;
+      std::memcpy(&weight, &bits, sizeof weight);
+      if (i + 4 + n > b.size()) throw std::logic_error("folded reader: a record past its batch");
+      placer(head & kProfileB ? 1 : 0).place(head & ~kProfileB, b.data() + i + 4, n, weight);
+      i += 4 + n;
+    }
+  }
+
+  StackSplitter split_a_;
+  std::unique_ptr<StackSplitter> split_b_;
+  StackPlacer place_a_;
+  std::unique_ptr<StackPlacer> place_b_;
+  const uint64_t thread_after_;
+  uint64_t stacks_ = 0;
+  Batch filling_;
+  std::unique_ptr<WorkerQueue<Batch>> queue_;  // last: stopped before the rest goes
 };
 
 std::string printable(std::string_view s) {
@@ -121,7 +241,7 @@ std::string printable(std::string_view s) {
 class LineParser {
  public:
   LineParser(std::string name, const FoldedReadOptions& options, FoldedProfile& a, FoldedProfile* b)
-      : name_(std::move(name)), options_(options), a_(a), b_(b ? new PathInserter(*b) : nullptr), units_(&a.units) {}
+      : name_(std::move(name)), options_(options), stacks_(a, b, options.tree_thread_after), diff_(b != nullptr), units_(&a.units) {}
 
   void line(std::string_view s, uint64_t line_no) {
     ++stats.lines;
@@ -139,7 +259,7 @@ class LineParser {
     double count = 0, count_b = 0;
     std::string_view stack;
     if (!split_count(s, line_no, stack, count)) return;
-    if (b_) {
+    if (diff_) {
       double count_a = 0;
       std::string_view stack_a;
       if (!split_count(stack, line_no, stack_a, count_a, "expected 'STACK COUNT_A COUNT_B' (three columns)")) return;
@@ -157,18 +277,19 @@ class LineParser {
     ++stats.stacks;
     if (sink) {
       (*sink)(clamp_for_sink(stack), count);
-    } else if (!b_) {
-      a_.insert(stack, count);
+    } else if (!diff_) {
+      stacks_.insert(0, stack, count);
     } else {
-      if (count != 0) a_.insert(stack, count);
-      if (count_b != 0) b_->insert(stack, count_b);
+      if (count != 0) stacks_.insert(0, stack, count);
+      if (count_b != 0) stacks_.insert(1, stack, count_b);
     }
   }
 
   void finish() {
+    stacks_.finish();
     // Three-column lines go to both profiles: count each line once.
-    stats.truncated_stacks = std::max(a_.truncated_stacks, b_ ? b_->truncated_stacks : 0);
-    stats.truncated_names = std::max(a_.truncated_names, b_ ? b_->truncated_names : 0);
+    stats.truncated_stacks = std::max(stats.truncated_stacks, stacks_.truncated_stacks());
+    stats.truncated_names = std::max(stats.truncated_names, stacks_.truncated_names());
     if (stats.truncated_stacks)
       warn(name_ + ": " + std::to_string(stats.truncated_stacks) + " stack" + (stats.truncated_stacks == 1 ? "" : "s") +
            " deeper than " + std::to_string(kMaxStackDepth) + " frames cut to their " +
@@ -203,13 +324,13 @@ class LineParser {
       size_t end = stack.find(';', start);
       if (end == std::string_view::npos) end = stack.size();
       if (depth == kMaxStackDepth) {
-        ++a_.truncated_stacks;
+        ++stats.truncated_stacks;
         break;
       }
       std::string_view name = stack.substr(start, end - start);
       if (name.size() > kMaxFrameNameBytes) {
         name = clamp_frame_name(name);
-        ++a_.truncated_names;
+        ++stats.truncated_names;
       }
       if (depth++) clamped_ += ';';
       clamped_.append(name);
@@ -258,8 +379,8 @@ class LineParser {
   std::string clamped_;
   double sum_a_ = 0, sum_b_ = 0;
   const FoldedReadOptions& options_;
-  PathInserter a_;
-  std::unique_ptr<PathInserter> b_;
+  StackInserter stacks_;
+  const bool diff_;  // three columns, into a and b
   std::string* units_;  // a's units, set by a header line
 };
 

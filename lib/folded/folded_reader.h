@@ -18,6 +18,11 @@ struct FoldedReadOptions {
   // was skipped goes to `warn` (stderr by default).
   bool lenient = false;
   std::function<void(const std::string&)> warn;  // empty = print to stderr
+  // After this many stacks the profile's tree is built on a thread of its
+  // own while the reading thread goes on splitting lines and interning
+  // names (the same profile, sooner, on large input); 0 = never. Tests
+  // vary it.
+  uint64_t tree_thread_after = 16 * 1024;
 };
 
 struct FoldedReadStats {

@@ -191,6 +191,91 @@ TEST(FoldedReader, ThreeColumnDiffInput) {
   }
 }
 
+// Messy input for the reader's two paths: prefixes shared in awkward ways,
+// shuffled order, empty names, names and stacks past the limits, and (for
+// three columns) zero counts on either side.
+std::string messy_folded(unsigned seed, size_t lines, bool three_columns) {
+  std::mt19937 rng(seed);
+  const std::string names[] = {"a", "ab", "b", "", "ba", "main", "f(int, char)", std::string(kMaxFrameNameBytes + 9, 'n')};
+  std::string text;
+  for (size_t i = 0; i < lines; ++i) {
+    std::string s;
+    const size_t depth = i % 997 == 5 ? kMaxStackDepth + 3 : 1 + rng() % 12;
+    for (size_t d = 0; d < depth; ++d) s += std::string(d ? ";" : "") + names[rng() % 8];
+    if (s.empty()) s = "x";
+    text += s + " " + std::to_string(rng() % 4);
+    if (three_columns) text += " " + std::to_string(rng() % 3);
+    text += "\n";
+  }
+  return text;
+}
+
+// The same profile node for node (ids, parents, weights, names) however it
+// was built.
+void expect_same_tree(const FoldedProfile& a, const FoldedProfile& b) {
+  ASSERT_EQ(a.node_count(), b.node_count());
+  ASSERT_EQ(a.frame_count(), b.frame_count());
+  for (FrameId f = 0; f < a.frame_count(); ++f) ASSERT_EQ(a.frame_name(f), b.frame_name(f));
+  for (NodeId n = 0; n < a.node_count(); ++n) {
+    ASSERT_EQ(a.node(n).frame, b.node(n).frame) << n;
+    ASSERT_EQ(a.node(n).parent, b.node(n).parent) << n;
+    ASSERT_EQ(a.node(n).self, b.node(n).self) << n;
+  }
+  EXPECT_EQ(a.total(), b.total());
+}
+
+// Past tree_thread_after stacks the tree is built on a thread of its own:
+// the profile is the same as built on one thread, node for node, whether
+// the thread starts at once, mid-file or never; so are the counts of cut
+// stacks and names.
+TEST(FoldedReader, TheTreeThreadBuildsTheSameProfile) {
+  for (bool three : {false, true}) {
+    SCOPED_TRACE(three ? "three columns" : "two columns");
+    const std::string text = messy_folded(7, 24000, three);
+    FoldedProfile one_a, one_b;
+    FoldedReadOptions one;
+    one.warn = [](const std::string&) {};
+    one.tree_thread_after = 0;
+    const FoldedReadStats ref = three ? read_diff_folded_text(text, "m", one_a, one_b, one)
+                                      : read_folded_text(text, "m", one_a, one);
+    EXPECT_GT(ref.truncated_stacks, 0u);
+    EXPECT_GT(ref.truncated_names, 0u);
+    for (uint64_t after : {uint64_t(1), uint64_t(12345)}) {
+      SCOPED_TRACE(after);
+      FoldedProfile a, b;
+      FoldedReadOptions o = one;
+      o.tree_thread_after = after;
+      const FoldedReadStats st = three ? read_diff_folded_text(text, "m", a, b, o) : read_folded_text(text, "m", a, o);
+      expect_same_tree(a, one_a);
+      if (three) expect_same_tree(b, one_b);
+      EXPECT_EQ(st.stacks, ref.stacks);
+      EXPECT_EQ(st.truncated_stacks, ref.truncated_stacks);
+      EXPECT_EQ(st.truncated_names, ref.truncated_names);
+    }
+  }
+}
+
+// A malformed line after the tree thread started: the error names its line,
+// and the thread is stopped before the reader returns (no hang, no use of
+// the reader's state afterwards: the sanitizer builds check).
+TEST(FoldedReader, AnErrorWhileTheTreeThreadRunsNamesItsLine) {
+  std::string text = messy_folded(9, 20000, false);
+  text += "main;broken not-a-count\n";
+  text += messy_folded(10, 1000, false);
+  for (uint64_t after : {uint64_t(0), uint64_t(1), uint64_t(15000)}) {
+    FoldedProfile p;
+    FoldedReadOptions o;
+    o.warn = [](const std::string&) {};
+    o.tree_thread_after = after;
+    try {
+      read_folded_text(text, "big.folded", p, o);
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("big.folded:20001: ", 0), 0u) << e.what();
+    }
+  }
+}
+
 TEST(ProfileLoader, FallsBackToFoldedAndUsesRegisteredLoaders) {
   std::string dir = test::temp_dir();
   test::write_file(dir + "/a.folded", "a;b 2\n");

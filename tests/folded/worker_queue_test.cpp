@@ -1,4 +1,4 @@
-// WorkerQueue (lib/fold/worker_queue.h): jobs run in submission order on one
+// WorkerQueue (lib/folded/worker_queue.h): jobs run in submission order on one
 // other thread, the backlog is bounded, drain() waits and reports errors,
 // stop() finishes what was submitted.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "fold/worker_queue.h"
+#include "folded/worker_queue.h"
 
 namespace fg {
 namespace {
