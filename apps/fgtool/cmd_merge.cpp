@@ -170,15 +170,20 @@ int run_merge(const std::vector<std::string>& args) {
     }
   }
 
-  // Without labels every input streams into one tree; with them, one tree per
-  // value (inputs with the same value share it).
+  auto root_name = [&](const std::string& value) { return label_key.empty() ? value : label_key + "=" + value; };
+  // Every input streams into one tree: for folded output with labels, each
+  // below its root frame. pprof output with labels needs one tree per value
+  // (inputs with the same value share it), each a group with its label.
   std::vector<std::string> order;
   std::map<std::string, FoldedProfile> groups;
   FoldedProfile merged;
   std::string units;
   for (const Input& in : ins) {
     FoldedProfile* into = &merged;
-    if (grouped) {
+    lo.root_frame.clear();
+    if (grouped && !pprof) {
+      lo.root_frame = root_name(in.value);
+    } else if (grouped) {
       auto it = groups.find(in.value);
       if (it == groups.end()) {
         order.push_back(in.value);
@@ -195,14 +200,10 @@ int run_merge(const std::vector<std::string>& args) {
                 << "; summed as they are\n";
     if (units.empty()) units = into->units;
   }
-  auto root_name = [&](const std::string& value) { return label_key.empty() ? value : label_key + "=" + value; };
 
   AtomicOutput out(output);
   if (!pprof) {
-    if (grouped) {
-      for (const auto& v : order) merged.merge(groups.at(v), root_name(v));
-      merged.units = units;
-    }
+    if (grouped) merged.units = units;
     // As `fold -o FILE`: a file starts with the units line, so that svg,
     // diff and report read ns as ns (stdout stays plain folded text).
     if (!output.empty() && output != "-" && !units.empty()) out.write(units_header_line(units));

@@ -116,17 +116,19 @@ class StackSplitter {
 // Touches only the profile's tree (never its names).
 class StackPlacer {
  public:
-  explicit StackPlacer(FoldedProfile& p) : p_(p) {}
+  // Stacks go below `base` (the root, or FoldedReadOptions::root_frame's node).
+  StackPlacer(FoldedProfile& p, NodeId base) : p_(p), base_(base) {}
 
   void place(size_t shared, const FrameId* ids, size_t n, double weight) {
     if (shared > nodes_.size()) throw std::logic_error("folded reader: a stack shares more frames than the last had");
     nodes_.resize(shared + n);
-    if (n) p_.add_path(shared ? nodes_[shared - 1] : 0, ids, n, nodes_.data() + shared);
-    p_.add_self(nodes_.empty() ? 0 : nodes_.back(), weight);
+    if (n) p_.add_path(shared ? nodes_[shared - 1] : base_, ids, n, nodes_.data() + shared);
+    p_.add_self(nodes_.empty() ? base_ : nodes_.back(), weight);
   }
 
  private:
   FoldedProfile& p_;
+  const NodeId base_;
   std::vector<NodeId> nodes_;
 };
 
@@ -139,11 +141,11 @@ class StackPlacer {
 // are placed in order and the names interned in order.
 class StackInserter {
  public:
-  StackInserter(FoldedProfile& a, FoldedProfile* b, uint64_t thread_after)
-      : split_a_(a), place_a_(a), thread_after_(thread_after) {
+  StackInserter(FoldedProfile& a, FoldedProfile* b, uint64_t thread_after, NodeId base_a)
+      : split_a_(a), place_a_(a, base_a), thread_after_(thread_after) {
     if (b) {
       split_b_ = std::make_unique<StackSplitter>(*b);
-      place_b_ = std::make_unique<StackPlacer>(*b);
+      place_b_ = std::make_unique<StackPlacer>(*b, 0);
     }
   }
   ~StackInserter() {
@@ -241,7 +243,14 @@ std::string printable(std::string_view s) {
 class LineParser {
  public:
   LineParser(std::string name, const FoldedReadOptions& options, FoldedProfile& a, FoldedProfile* b)
-      : name_(std::move(name)), options_(options), stacks_(a, b, options.tree_thread_after), diff_(b != nullptr), units_(&a.units) {}
+      : name_(std::move(name)), options_(options), stacks_(a, b, options.tree_thread_after, base_node(a, b, options)), diff_(b != nullptr), units_(&a.units) {}
+
+  // The node stacks go below: the root, or the options' root frame.
+  static NodeId base_node(FoldedProfile& a, const FoldedProfile* b, const FoldedReadOptions& options) {
+    if (options.root_frame.empty()) return 0;
+    if (b) throw std::logic_error("folded reader: a root frame for three-column input");
+    return a.child(0, a.intern(clamp_frame_name(options.root_frame)));
+  }
 
   void line(std::string_view s, uint64_t line_no) {
     ++stats.lines;

@@ -23,6 +23,10 @@ struct FoldedReadOptions {
   // names (the same profile, sooner, on large input); 0 = never. Tests
   // vary it.
   uint64_t tree_thread_after = 16 * 1024;
+  // Non-empty: every stack goes below this one extra root frame (`fgtool
+  // merge --label host` reads each host's file under "host=NAME" straight
+  // into the merged tree). Not for three-column input.
+  std::string root_frame;
 };
 
 struct FoldedReadStats {

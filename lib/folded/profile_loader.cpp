@@ -85,7 +85,15 @@ void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoa
   if (path != "-") {
     std::string head = read_file_head(path);
     if (const ProfileLoader* l = find_profile_loader(head)) {
-      l->load(path, into, options);
+      if (options.root_frame.empty()) {
+        l->load(path, into, options);
+      } else {
+        FoldedProfile alone;
+        alone.units.clear();
+        l->load(path, alone, options);
+        into.merge(alone, options.root_frame);
+        if (!alone.units.empty()) into.units = alone.units;
+      }
       check_total(into, path);
       return;
     }
@@ -93,6 +101,7 @@ void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoa
   FoldedReadOptions ro;
   ro.lenient = options.lenient;
   ro.warn = options.warn;
+  ro.root_frame = options.root_frame;
   read_folded(path, into, ro);
   check_total(into, path);
 }

@@ -24,6 +24,10 @@ struct ProfileLoadOptions {
   // filters (see PprofReadOptions).
   std::string sample_index;
   std::vector<std::pair<std::string, std::string>> tags;
+  // Non-empty: the input's stacks go below this one root frame (`fgtool
+  // merge --label`). Folded text is read straight into place; other inputs
+  // are loaded on their own and merged below it.
+  std::string root_frame;
 };
 
 // Seconds per unit for time units (ns, us, ms, s), 0 for anything else.

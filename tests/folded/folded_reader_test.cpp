@@ -255,6 +255,30 @@ TEST(FoldedReader, TheTreeThreadBuildsTheSameProfile) {
   }
 }
 
+// FoldedReadOptions::root_frame: the stacks below one more root frame, as
+// if read alone and merged below it, whether the tree thread runs or not;
+// a profile that already has stacks keeps them.
+TEST(FoldedReader, ARootFrameIsTheSameAsMergingBelowIt) {
+  const std::string text = messy_folded(11, 20000, false);
+  FoldedReadOptions quiet;
+  quiet.warn = [](const std::string&) {};
+  FoldedProfile alone;
+  read_folded_text(text, "m", alone, quiet);
+  FoldedProfile expect;
+  read_folded_text("host=a;x 3\ny 2\n", "first", expect, quiet);
+  expect.merge(alone, "host=b");
+  for (uint64_t after : {uint64_t(0), uint64_t(1)}) {
+    FoldedProfile got;
+    read_folded_text("host=a;x 3\ny 2\n", "first", got, quiet);
+    FoldedReadOptions o = quiet;
+    o.tree_thread_after = after;
+    o.root_frame = "host=b";
+    read_folded_text(text, "m", got, o);
+    EXPECT_EQ(folded_text(got), folded_text(expect));
+    EXPECT_EQ(got.total(), expect.total());
+  }
+}
+
 // A malformed line after the tree thread started: the error names its line,
 // and the thread is stopped before the reader returns (no hang, no use of
 // the reader's state afterwards: the sanitizer builds check).

@@ -419,6 +419,16 @@ TEST(PprofCli, MergeLabelsEachInput) {
   // VALUE=PATH names the value.
   EXPECT_EQ(run_ok(fg_cmd("merge --root a=" + dir + "/node1.folded b=" + dir + "/node2.folded")),
             "a;train;gemm 5\na;train;io 1\nb;train;gemm 3\n");
+  // Inputs read straight below their root frame: one value twice sums, and
+  // a perf.data input (loaded alone, then merged below it) sits beside them.
+  const std::string fp_static = run_ok(fg_cmd("fold " + shell_quote(testdata("fold/fp_static.data"))));
+  std::string expect;
+  std::istringstream lines(fp_static);
+  for (std::string line; std::getline(lines, line);) expect += "host=p;" + line + "\n";
+  expect += "host=x;train;gemm 10\nhost=x;train;io 2\n";
+  EXPECT_EQ(run_ok(fg_cmd("merge --label host x=" + dir + "/node1.folded p=" +
+                          shell_quote(testdata("fold/fp_static.data")) + " x=" + dir + "/node1.folded")),
+            expect);
   // A folded file starts with the units line, as `fold -o` writes it
   // (stdout above has none): plain folded inputs count samples, perf.data ns.
   run_ok(fg_cmd("merge " + dir + "/node1.folded " + dir + "/node2.folded -o " + dir + "/sum.folded"));
