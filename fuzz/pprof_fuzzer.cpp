@@ -2,7 +2,8 @@
 // bytes gzip-compressed, the form pprof files take), as every command reads
 // it, and as fgtool merge's whole-profile merge reads it; then what fgtool
 // export -f pprof does with the result, which must read back to the same
-// folded text.
+// folded text; the tree built on the reader's worker thread must be the one
+// built inline.
 #include "fuzz_target.h"
 #include <cstdlib>
 #include <string>
@@ -40,6 +41,16 @@ FGTOOL_FUZZ_TARGET(pprof, data, size) {
     }
     std::string folded;
     fg::write_folded(p, folded);
+    // The tree built on a worker thread (as for 16 K samples or more) is the same.
+    if (in.data() == bytes.data()) {
+      fg::PprofReadOptions threaded = options;
+      threaded.tree_thread_after = 1;
+      fg::FoldedProfile t;
+      fg::read_pprof_data(in, "fuzz.pb", t, threaded);  // what read inline must read so too
+      std::string folded_t;
+      fg::write_folded(t, folded_t);
+      if (folded_t != folded || t.node_count() != p.node_count()) std::abort();
+    }
     std::string pb = fg::pprof_from_folded(p, fg::PprofExportOptions{});
     fg::FoldedProfile again;
     try {

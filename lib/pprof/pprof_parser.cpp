@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
@@ -10,6 +13,7 @@
 
 #include "diagnostics/input_error.h"
 #include "folded/profile_loader.h"
+#include "folded/worker_queue.h"
 #include "pprof/profile_fields.h"
 
 namespace fg {
@@ -63,6 +67,93 @@ std::string basename_of(std::string_view path) {
   size_t slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
+
+// Places the samples' stacks in the profile's tree, on the calling thread
+// or, for a profile of many samples, on a worker thread while the caller
+// goes on decoding samples: the decoder only interns names, this only walks
+// and grows the tree (disjoint parts of a FoldedProfile). Stacks are placed
+// in the order given, so the tree is the same either way.
+class SampleTreePlacer {
+ public:
+  // micro: values are microseconds, summed per node and rounded to ms once.
+  SampleTreePlacer(FoldedProfile& into, bool micro, bool threaded) : into_(into), micro_(micro) {
+    if (threaded)
+      queue_ = std::make_unique<WorkerQueue<Batch>>(
+          [this](const std::vector<Batch>& batches) {
+            for (const Batch& b : batches) place_batch(b);
+          },
+          kMaxBacklog);
+  }
+  ~SampleTreePlacer() {
+    if (queue_) queue_->stop();  // before the members it uses go
+  }
+  SampleTreePlacer(const SampleTreePlacer&) = delete;
+  SampleTreePlacer& operator=(const SampleTreePlacer&) = delete;
+
+  // A stack (root first, at least one frame) and its value.
+  void add(const FrameId* frames, size_t n, int64_t value) {
+    if (!queue_) return place(frames, n, value);
+    filling_.push_back(uint32_t(n));
+    filling_.push_back(uint32_t(uint64_t(value)));
+    filling_.push_back(uint32_t(uint64_t(value) >> 32));
+    filling_.insert(filling_.end(), frames, frames + n);
+    if (filling_.size() >= kBatchWords) submit();
+  }
+
+  // Every stack placed (the worker's error rethrown), then the grouped
+  // microsecond values added.
+  void finish() {
+    if (queue_) {
+      submit();
+      queue_->drain();
+      queue_->stop();
+    }
+    if (!micro_) return;
+    std::vector<std::pair<NodeId, double>> sums(grouped_.begin(), grouped_.end());
+    std::sort(sums.begin(), sums.end());
+    for (const auto& kv : sums) {
+      double w = std::round(kv.second / 1000.0);
+      if (w != 0) into_.add_self(kv.first, w);
+    }
+  }
+
+ private:
+  using Batch = std::vector<uint32_t>;
+  static constexpr size_t kBatchWords = 64 * 1024, kMaxBacklog = 8;  // 256 KB batches, at most 2 MB queued
+
+  void place(const FrameId* frames, size_t n, int64_t value) {
+    nodes_.resize(n);
+    into_.add_path(0, frames, n, nodes_.data());
+    const NodeId node = n ? nodes_[n - 1] : 0;
+    if (micro_) grouped_[node] += double(value);
+    else into_.add_self(node, double(value));
+  }
+
+  void submit() {
+    if (filling_.empty()) return;
+    queue_->submit_one(std::move(filling_));
+    filling_ = Batch();
+    filling_.reserve(kBatchWords + kMaxStackDepth + 3);
+  }
+
+  // On the worker thread.
+  void place_batch(const Batch& b) {
+    for (size_t i = 0; i + 3 <= b.size();) {
+      const uint32_t n = b[i];
+      const int64_t value = int64_t(uint64_t(b[i + 1]) | (uint64_t(b[i + 2]) << 32));
+      if (i + 3 + n > b.size()) throw std::logic_error("pprof reader: a record past its batch");
+      place(b.data() + i + 3, n, value);
+      i += 3 + n;
+    }
+  }
+
+  FoldedProfile& into_;
+  const bool micro_;
+  std::vector<NodeId> nodes_;
+  std::unordered_map<NodeId, double> grouped_;
+  Batch filling_;
+  std::unique_ptr<WorkerQueue<Batch>> queue_;  // last: stopped before the rest goes
+};
 
 class PprofParser {
  public:
@@ -457,24 +548,26 @@ class PprofParser {
   uint64_t fold_samples(FoldedProfile& into, size_t value_index, bool micro) {
     // Tag filters: (key, value) text compared with each label.
     const auto& tags = options_.tags;
-    std::unordered_map<NodeId, double> grouped;
     std::vector<uint32_t> stack;  // location indices, leaf first
+    std::vector<FrameId> frames;  // root first
     uint64_t kept = 0;
     FrameId no_stack = FoldedProfile::kNoFrame;
     std::vector<bool> tag_hit(tags.size());
+    const uint64_t thread_after = options_.tree_thread_after;
+    SampleTreePlacer placer(into, micro, thread_after && samples_.size() >= thread_after);
     for (const Span& s : samples_) {
       const int64_t value = read_sample(s, value_index, stack, tag_hit);
       bool keep = true;
       for (bool hit : tag_hit) keep &= hit;
       if (!keep || value == 0) continue;
       ++kept;
-      // Walk the tree root first: the last location first, each location's
-      // frames already root-most first. Only the leaf-most kMaxStackDepth
-      // frames are kept, as the other readers do.
+      // Root first: the last location first, each location's frames
+      // already root-most first. Only the leaf-most kMaxStackDepth frames
+      // are kept, as the other readers do.
       size_t depth = 0;
       for (uint32_t li : stack) depth += loc_frames_start_[li + 1] - loc_frames_start_[li];
       size_t skip = depth > kMaxStackDepth ? depth - kMaxStackDepth : 0;
-      NodeId node = 0;
+      frames.clear();
       for (size_t i = stack.size(); i-- > 0;) {
         const FrameId* f = loc_frames_.data() + loc_frames_start_[stack[i]];
         const FrameId* end = loc_frames_.data() + loc_frames_start_[stack[i] + 1];
@@ -483,24 +576,16 @@ class PprofParser {
             --skip;
             continue;
           }
-          node = into.child(node, *f);
+          frames.push_back(*f);
         }
       }
       if (depth == 0) {
         if (no_stack == FoldedProfile::kNoFrame) no_stack = into.intern("[no stack]");
-        node = into.child(0, no_stack);
+        frames.push_back(no_stack);
       }
-      if (micro) grouped[node] += double(value);
-      else into.add_self(node, double(value));
+      placer.add(frames.data(), frames.size(), value);
     }
-    if (micro) {
-      std::vector<std::pair<NodeId, double>> sums(grouped.begin(), grouped.end());
-      std::sort(sums.begin(), sums.end());
-      for (const auto& kv : sums) {
-        double w = std::round(kv.second / 1000.0);
-        if (w != 0) into.add_self(kv.first, w);
-      }
-    }
+    placer.finish();
     return kept;
   }
 

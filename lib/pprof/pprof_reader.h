@@ -22,6 +22,10 @@ struct PprofReadOptions {
   // Keep only samples that carry every key=value label (a numeric label
   // matches its decimal text). Empty = all samples.
   std::vector<std::pair<std::string, std::string>> tags;
+  // A profile with at least this many samples has its tree built on a
+  // thread of its own while its samples are decoded (the same profile,
+  // sooner); 0 = never. Tests vary it.
+  uint64_t tree_thread_after = 16 * 1024;
 };
 
 struct PprofReadInfo {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -184,6 +185,69 @@ TEST(PprofReader, FoldedRoundTripThroughPprof) {
   EXPECT_EQ(r.total(), 0);
   // The same profile gives the same bytes.
   EXPECT_EQ(pprof_from_folded(p, eo), pb);
+}
+
+// A profile of `samples` random stacks over 300 locations (some with two
+// lines, an inlined call), some deeper than kMaxStackDepth, with a label
+// the --tag test can split on.
+std::string many_samples(const char* type, const char* unit, size_t samples) {
+  PprofBuilder b;
+  b.add_sample_type(type, unit);
+  std::mt19937 rng(5);
+  std::vector<uint64_t> locs;
+  for (int i = 0; i < 300; ++i) {
+    PprofBuilder::Line lines[2] = {{b.function("inl" + std::to_string(i % 7)), 0},
+                                   {b.function("f" + std::to_string(i % 40)), 0}};
+    locs.push_back(i % 5 == 0 ? b.add_location(0, 0, lines, 2) : b.add_location(0, 0, lines + 1, 1));
+  }
+  const PprofBuilder::Label odd{b.string_id("parity"), b.string_id("odd"), 0, 0};
+  const PprofBuilder::Label even{b.string_id("parity"), b.string_id("even"), 0, 0};
+  std::vector<uint64_t> stack;
+  for (size_t i = 0; i < samples; ++i) {
+    stack.clear();
+    const size_t depth = i % 1999 == 3 ? kMaxStackDepth + 10 : 1 + rng() % 20;
+    for (size_t d = 0; d < depth; ++d) stack.push_back(locs[rng() % (d < 3 ? 4 : locs.size())]);
+    const int64_t value = int64_t(rng() % 5000);
+    b.add_sample(stack.data(), stack.size(), &value, 1, i % 2 ? &odd : &even, 1);
+  }
+  return b.encode();
+}
+
+// A profile of 16 K samples or more is placed in the tree on a worker thread
+// while its samples are decoded: the tree is the same node for node as
+// placed inline, with --tag filters and with the microseconds of off-CPU
+// time summed per node.
+TEST(PprofReader, TheTreeThreadBuildsTheSameProfile) {
+  for (const char* type : {"cpu", "off_cpu"}) {
+    SCOPED_TRACE(type);
+    const std::string pb = many_samples(type, "nanoseconds", 30000);
+    for (bool tagged : {false, true}) {
+      PprofReadOptions inline_tree;
+      if (tagged) inline_tree.tags = {{"parity", "odd"}};
+      inline_tree.tree_thread_after = 0;
+      FoldedProfile want;
+      PprofReadInfo want_info;
+      read_pprof_data(pb, "m.pb", want, inline_tree, &want_info);
+      for (uint64_t after : {uint64_t(1), uint64_t(16 * 1024)}) {
+        PprofReadOptions o = inline_tree;
+        o.tree_thread_after = after;
+        FoldedProfile got;
+        PprofReadInfo info;
+        read_pprof_data(pb, "m.pb", got, o, &info);
+        ASSERT_EQ(got.node_count(), want.node_count());
+        ASSERT_EQ(got.frame_count(), want.frame_count());
+        for (NodeId n = 0; n < got.node_count(); ++n) {
+          ASSERT_EQ(got.node(n).frame, want.node(n).frame);
+          ASSERT_EQ(got.node(n).parent, want.node(n).parent);
+          ASSERT_EQ(got.node(n).self, want.node(n).self);
+        }
+        EXPECT_EQ(info.kept_samples, want_info.kept_samples);
+        EXPECT_EQ(folded_text(got), folded_text(want));
+      }
+      EXPECT_GT(want.total(), 0);
+      if (tagged) EXPECT_LT(want_info.kept_samples, 16000u);
+    }
+  }
 }
 
 std::string error_of(std::string_view data) {
