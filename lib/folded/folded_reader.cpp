@@ -12,7 +12,7 @@
 #include "diagnostics/terminal_text.h"
 #include "folded/folded_writer.h"
 #include "folded/input_stream.h"
-#include "folded/worker_queue.h"
+#include "folded/stack_record_queue.h"
 
 namespace fg {
 
@@ -148,80 +148,42 @@ class StackInserter {
       place_b_ = std::make_unique<StackPlacer>(*b, 0);
     }
   }
-  ~StackInserter() {
-    if (queue_) queue_->stop();  // before the placers go
-  }
-  StackInserter(const StackInserter&) = delete;
-  StackInserter& operator=(const StackInserter&) = delete;
 
   // profile: 0 = a, 1 = b.
   void insert(int profile, std::string_view s, double weight) {
     StackSplitter& split = profile ? *split_b_ : split_a_;
     const size_t shared = split.split(s);
     const std::vector<FrameId>& ids = split.ids();
-    if (!queue_) {
+    if (!records_) {
       placer(profile).place(shared, ids.data(), ids.size(), weight);
-      if (++stacks_ == thread_after_) start_thread();
+      if (++stacks_ == thread_after_)
+        records_ = std::make_unique<StackRecordQueue>(
+            [this](uint32_t tag, const FrameId* frames, size_t n, uint64_t bits) {
+              double w;
+              std::memcpy(&w, &bits, sizeof w);
+              placer(tag & kProfileB ? 1 : 0).place(tag & ~kProfileB, frames, n, w);
+            });
       return;
     }
-    // A record: shared frames (and the profile in the top bit), new frames,
-    // the weight's bits, the new frames' ids.
     uint64_t bits;
     std::memcpy(&bits, &weight, sizeof bits);
-    filling_.push_back(uint32_t(shared) | (profile ? kProfileB : 0));
-    filling_.push_back(uint32_t(ids.size()));
-    filling_.push_back(uint32_t(bits));
-    filling_.push_back(uint32_t(bits >> 32));
-    filling_.insert(filling_.end(), ids.begin(), ids.end());
-    if (filling_.size() >= kBatchWords) submit();
+    records_->add(uint32_t(shared) | (profile ? kProfileB : 0), ids.data(), ids.size(), bits);
   }
 
   // Every stack placed (and the worker's error, if any, rethrown).
   void finish() {
-    if (!queue_) return;
-    submit();
-    queue_->drain();
-    queue_->stop();
+    if (records_) records_->finish();
   }
 
   uint64_t truncated_stacks() const { return std::max(split_a_.truncated_stacks, split_b_ ? split_b_->truncated_stacks : 0); }
   uint64_t truncated_names() const { return std::max(split_a_.truncated_names, split_b_ ? split_b_->truncated_names : 0); }
 
  private:
-  using Batch = std::vector<uint32_t>;
-  // kMaxStackDepth keeps shared counts far below the flag bit.
+  // A record's tag: the frames shared with the stack before, and which
+  // profile in the top bit (kMaxStackDepth keeps the count far below it).
   static constexpr uint32_t kProfileB = uint32_t(1) << 31;
-  static constexpr size_t kBatchWords = 64 * 1024, kMaxBacklog = 8;  // 256 KB batches, at most 2 MB queued
 
   StackPlacer& placer(int profile) { return profile ? *place_b_ : place_a_; }
-
-  void start_thread() {
-    queue_ = std::make_unique<WorkerQueue<Batch>>(
-        [this](const std::vector<Batch>& batches) {
-          for (const Batch& b : batches) place_batch(b);
-        },
-        kMaxBacklog);
-  }
-
-  void submit() {
-    if (filling_.empty()) return;
-    queue_->submit_one(std::move(filling_));
-    filling_ = Batch();
-    filling_.reserve(kBatchWords + kMaxStackDepth + 4);
-  }
-
-  // On the worker thread.
-  void place_batch(const Batch& b) {
-    for (size_t i = 0; i + 4 <= b.size();) {
-      const uint32_t head = b[i], n = b[i + 1];
-      const uint64_t bits = uint64_t(b[i + 2]) | (uint64_t(b[i + 3]) << 32);
-      double weight;
-      std::memcpy(&weight, &bits, sizeof weight);
-      if (i + 4 + n > b.size()) throw std::logic_error("folded reader: a record past its batch");
-      placer(head & kProfileB ? 1 : 0).place(head & ~kProfileB, b.data() + i + 4, n, weight);
-      i += 4 + n;
-    }
-  }
 
   StackSplitter split_a_;
   std::unique_ptr<StackSplitter> split_b_;
@@ -229,8 +191,7 @@ class StackInserter {
   std::unique_ptr<StackPlacer> place_b_;
   const uint64_t thread_after_;
   uint64_t stacks_ = 0;
-  Batch filling_;
-  std::unique_ptr<WorkerQueue<Batch>> queue_;  // last: stopped before the rest goes
+  std::unique_ptr<StackRecordQueue> records_;  // last: stopped before the placers go
 };
 
 std::string printable(std::string_view s) {

@@ -13,7 +13,7 @@
 
 #include "diagnostics/input_error.h"
 #include "folded/profile_loader.h"
-#include "folded/worker_queue.h"
+#include "folded/stack_record_queue.h"
 #include "pprof/profile_fields.h"
 
 namespace fg {
@@ -78,36 +78,21 @@ class SampleTreePlacer {
   // micro: values are microseconds, summed per node and rounded to ms once.
   SampleTreePlacer(FoldedProfile& into, bool micro, bool threaded) : into_(into), micro_(micro) {
     if (threaded)
-      queue_ = std::make_unique<WorkerQueue<Batch>>(
-          [this](const std::vector<Batch>& batches) {
-            for (const Batch& b : batches) place_batch(b);
-          },
-          kMaxBacklog);
+      records_ = std::make_unique<StackRecordQueue>([this](uint32_t, const FrameId* frames, size_t n, uint64_t bits) {
+        place(frames, n, int64_t(bits));
+      });
   }
-  ~SampleTreePlacer() {
-    if (queue_) queue_->stop();  // before the members it uses go
-  }
-  SampleTreePlacer(const SampleTreePlacer&) = delete;
-  SampleTreePlacer& operator=(const SampleTreePlacer&) = delete;
 
   // A stack (root first, at least one frame) and its value.
   void add(const FrameId* frames, size_t n, int64_t value) {
-    if (!queue_) return place(frames, n, value);
-    filling_.push_back(uint32_t(n));
-    filling_.push_back(uint32_t(uint64_t(value)));
-    filling_.push_back(uint32_t(uint64_t(value) >> 32));
-    filling_.insert(filling_.end(), frames, frames + n);
-    if (filling_.size() >= kBatchWords) submit();
+    if (records_) records_->add(0, frames, n, uint64_t(value));
+    else place(frames, n, value);
   }
 
   // Every stack placed (the worker's error rethrown), then the grouped
   // microsecond values added.
   void finish() {
-    if (queue_) {
-      submit();
-      queue_->drain();
-      queue_->stop();
-    }
+    if (records_) records_->finish();
     if (!micro_) return;
     std::vector<std::pair<NodeId, double>> sums(grouped_.begin(), grouped_.end());
     std::sort(sums.begin(), sums.end());
@@ -118,9 +103,6 @@ class SampleTreePlacer {
   }
 
  private:
-  using Batch = std::vector<uint32_t>;
-  static constexpr size_t kBatchWords = 64 * 1024, kMaxBacklog = 8;  // 256 KB batches, at most 2 MB queued
-
   void place(const FrameId* frames, size_t n, int64_t value) {
     nodes_.resize(n);
     into_.add_path(0, frames, n, nodes_.data());
@@ -129,30 +111,11 @@ class SampleTreePlacer {
     else into_.add_self(node, double(value));
   }
 
-  void submit() {
-    if (filling_.empty()) return;
-    queue_->submit_one(std::move(filling_));
-    filling_ = Batch();
-    filling_.reserve(kBatchWords + kMaxStackDepth + 3);
-  }
-
-  // On the worker thread.
-  void place_batch(const Batch& b) {
-    for (size_t i = 0; i + 3 <= b.size();) {
-      const uint32_t n = b[i];
-      const int64_t value = int64_t(uint64_t(b[i + 1]) | (uint64_t(b[i + 2]) << 32));
-      if (i + 3 + n > b.size()) throw std::logic_error("pprof reader: a record past its batch");
-      place(b.data() + i + 3, n, value);
-      i += 3 + n;
-    }
-  }
-
   FoldedProfile& into_;
   const bool micro_;
   std::vector<NodeId> nodes_;
   std::unordered_map<NodeId, double> grouped_;
-  Batch filling_;
-  std::unique_ptr<WorkerQueue<Batch>> queue_;  // last: stopped before the rest goes
+  std::unique_ptr<StackRecordQueue> records_;  // last: stopped before the rest goes
 };
 
 class PprofParser {
