@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "diagnostics/terminal_text.h"
+#include "symbols/file_descriptor_table.h"
 #include "input_formats.h"
 
 namespace {
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
   // kept about 9 MB of a busy system-wide fold's peak (bench/README.md). An
   // explicit MALLOC_ARENA_MAX in the environment still wins.
   if (!std::getenv("MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, 1);
+  // Room for the ELF files a fold keeps open, before any thread starts
+  // (file_descriptor_table.h: growing it later waits 10-17 ms each time).
+  fg::reserve_file_descriptor_table(2048);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     print_overview(std::cout);
     return argc < 2 || !fg::cli::flush_stdout(nullptr) ? 2 : 0;

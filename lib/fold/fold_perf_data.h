@@ -161,6 +161,7 @@ struct FoldStats {
   uint64_t unique_raw_stacks = 0, unique_frames = 0;
   uint64_t kernel_frames = 0, unknown_frames = 0, frames = 0;
   uint64_t memo_frames = 0, named_addresses = 0;  // SymboliserStats
+  uint64_t preloaded_objects = 0;  // objects opened ahead on another thread and used (SymbolCache)
   bool dwarf = false;
   UnwindStats unwind;
   std::string unwind_error;       // last libdwfl message, if any

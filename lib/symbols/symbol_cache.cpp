@@ -260,12 +260,33 @@ void SymbolCache::open_live_vdso(Object& obj, const DebugSearch& search, std::st
   }
 }
 
+// BUILD_ID records pad ids to 24 bytes; GNU build-ids are at most 20 (SHA-1).
+static std::string trimmed_build_id(std::string id) {
+  while (id.size() > 20 && id.back() == '\0') id.pop_back();
+  return id;
+}
+
+DebugSearch SymbolCache::debug_search(const SymbolOptions& options, const ObjectCandidate& c) {
+  DebugSearch search;
+  if (!options.symfs.empty()) search.debuginfo_path = ":.debug:" + options.symfs + "/usr/lib/debug:/usr/lib/debug";
+  search.cached_debug_file = c.debug;
+  return search;
+}
+
+std::unique_ptr<ElfObject> SymbolCache::open_elf(const std::string& file, const std::string& build_id,
+                                                 const DebugSearch& search, std::string* problem) {
+  if (preloader_)
+    if (std::optional<ElfPreloader::Loaded> l = preloader_->take(ElfPreloader::Job{file, build_id, search})) {
+      *problem = std::move(l->problem);
+      return std::move(l->elf);
+    }
+  return ElfObject::open(file, build_id, search, problem);
+}
+
 std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& key) {
   auto obj = std::make_unique<Object>();
   obj->path = std::string(key.path);
-  obj->build_id = std::string(key.build_id);
-  // BUILD_ID records pad ids to 24 bytes; GNU build-ids are at most 20 (SHA-1).
-  while (obj->build_id.size() > 20 && obj->build_id.back() == '\0') obj->build_id.pop_back();
+  obj->build_id = trimmed_build_id(std::string(key.build_id));
   std::string base = basename_of(obj->path);
   obj->display = intern(base.empty()                                         ? std::string("[unknown]")
                         : base.front() == '[' && base.back() == ']' ? base
@@ -280,16 +301,15 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
   const bool vdso = path == "[vdso]";
   const std::vector<ObjectCandidate> candidates = candidate_files(obj->build_id, path, vdso);
 
-  DebugSearch search;
-  if (!options_.symfs.empty()) search.debuginfo_path = ":.debug:" + options_.symfs + "/usr/lib/debug:/usr/lib/debug";
+  DebugSearch search = debug_search(options_, ObjectCandidate{});
   std::string problems;
   std::string last_tried;
   for (const ObjectCandidate& c : candidates) {
     if (c.file == last_tried) continue;
     last_tried = c.file;
-    search.cached_debug_file = c.debug;
+    search = debug_search(options_, c);
     std::string problem;
-    obj->elf = ElfObject::open(c.file, obj->build_id, search, &problem);
+    obj->elf = open_elf(c.file, obj->build_id, search, &problem);
     if (obj->elf) break;
     if (!problems.empty()) problems += "; ";
     problems += problem;
@@ -434,6 +454,29 @@ void SymbolCache::start_reading_ahead(const std::vector<ObjectKey>& objects) {
       }
     }
     return files;
+  });
+}
+
+void SymbolCache::start_preloading(const std::vector<ObjectKey>& objects) {
+  if (preloader_) return;
+  std::vector<std::pair<std::string, std::string>> keys;  // copies: the thread outlives the views
+  for (const ObjectKey& k : objects) {
+    std::string path(k.path);
+    // Kernel modules are named from kallsyms, never opened.
+    auto ends = [&](std::string_view e) { return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0; };
+    if (is_file_backed_path(path) && !ends(".ko") && path.find(".ko.") == std::string::npos)
+      keys.emplace_back(std::move(path), trimmed_build_id(std::string(k.build_id)));
+  }
+  preloader_ = std::make_unique<ElfPreloader>([options = options_, keys = std::move(keys)] {
+    // The first candidate that exists, as open_object tries it first.
+    std::vector<ElfPreloader::Job> jobs;
+    for (const auto& [path, build_id] : keys)
+      for (const ObjectCandidate& c : candidate_files(options, build_id, path, false)) {
+        if (::access(c.file.c_str(), R_OK) != 0) continue;
+        jobs.push_back(ElfPreloader::Job{c.file, build_id, debug_search(options, c)});
+        break;
+      }
+    return jobs;
   });
 }
 

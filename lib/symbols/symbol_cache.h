@@ -22,6 +22,7 @@
 #include "symbols/elf_object.h"
 #include "symbols/kernel_symbols.h"
 #include "symbols/named_ranges.h"
+#include "symbols/elf_preloader.h"
 #include "symbols/symbol_read_ahead.h"
 
 namespace fg {
@@ -128,6 +129,13 @@ class SymbolCache {
   void start_reading_ahead(const std::vector<ObjectKey>& objects);
   // Waits for the read-ahead; how many ELF files it covered (0 if none ran).
   size_t wait_for_read_ahead() { return read_ahead_ ? read_ahead_->wait() : 0; }
+  // Starts opening these objects (the files open_object would pick first)
+  // on another thread, in this order (elf_preloader.h): each is then taken
+  // when first needed instead of being opened then. Output does not depend
+  // on it. Only for objects the fold will need (no sample filters).
+  void start_preloading(const std::vector<ObjectKey>& objects);
+  // Objects opened by the preloader and taken (0 without one).
+  size_t preloaded_objects() const { return preloader_ ? preloader_->taken() : 0; }
 
   std::string_view object_display_name(ObjectHandle h) const;  // "[libc.so.6]"
   std::string resolved_elf_path(ObjectHandle h) const;         // "" if unresolved
@@ -201,6 +209,11 @@ class SymbolCache {
   static std::vector<ObjectCandidate> candidate_files(const SymbolOptions& options, const std::string& build_id,
                                                       const std::string& path, bool vdso);
   void open_live_vdso(Object& obj, const DebugSearch& search, std::string& problems);
+  // What libdwfl searches for candidate c's debuginfo.
+  static DebugSearch debug_search(const SymbolOptions& options, const ObjectCandidate& c);
+  // ElfObject::open, or the preloader's object for the same arguments.
+  std::unique_ptr<ElfObject> open_elf(const std::string& file, const std::string& build_id, const DebugSearch& search,
+                                      std::string* problem);
 
   SymbolOptions options_;
   bool keep_answers_ = true;
@@ -221,6 +234,7 @@ class SymbolCache {
   struct KernelPreload;
   std::unique_ptr<KernelPreload> kernel_preload_;
   std::unique_ptr<SymbolReadAhead> read_ahead_;
+  std::unique_ptr<ElfPreloader> preloader_;
   KallsymsTable kallsyms_;
   NamedRanges ksymbols_;
   KernelSymbolStatus kernel_status_;
