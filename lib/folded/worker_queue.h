@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -42,7 +43,7 @@ class WorkerQueue {
     cv_.wait(lock, [&] { return submitted_ - done_ < max_backlog_ || stopping_; });
     submitted_ += jobs.size();
     if (ready_.empty()) ready_.swap(jobs);
-    else ready_.insert(ready_.end(), jobs.begin(), jobs.end());
+    else ready_.insert(ready_.end(), std::make_move_iterator(jobs.begin()), std::make_move_iterator(jobs.end()));
     jobs.clear();
     cv_.notify_all();
   }
