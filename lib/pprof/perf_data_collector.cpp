@@ -104,7 +104,7 @@ uint32_t PerfDataCollector::object_location(const RawStackFrame& f, const FrameI
     // ("[unknown]"), so the address is in the key.
     BatchFrame b{f.address, nullptr, f.names_start, copy_names(f, arena) | names_flag, false};
     unmapped_table_.reserve_for(unmapped_table_.size() + 1, 3, 4);
-    return unmapped_location(b, kNone, loc_hash(kNone, f.address, f.names_start));
+    return unmapped_location(b, unmapped_hash(f.address, f.names_start));
   }
   if (location_of_entry_.size() <= f.names_start)
     location_of_entry_.resize(size_t(f.names_start) + 1 + location_of_entry_.size() / 2, kNone);
@@ -247,7 +247,7 @@ void PerfDataCollector::add_window(const Batch& b, size_t first_stack, size_t en
     }
     p.mapping = mapping_index(f);
     p.answer = Answer::hashed;
-    p.hash = loc_hash(p.mapping, f.address, f.names_start);
+    p.hash = unmapped_hash(f.address, f.names_start);
     unmapped_table_.prefetch(p.hash);
   }
   size_t i = 0;
@@ -280,7 +280,7 @@ uint32_t PerfDataCollector::root_location(FrameId root_frame, uint32_t root_name
 uint32_t PerfDataCollector::resolve(const BatchFrame& f, size_t i) {
   PendingLocation& p = pending_[i];
   if (p.answer == Answer::known) return p.mapping;
-  if (!p.owner) return unmapped_location(f, p.mapping, p.hash);
+  if (!p.owner) return unmapped_location(f, p.hash);
   // Seen since, earlier in this window?
   Seen& s = seen_[f.names_start];
   if (s.owner == p.owner) return s.location;
@@ -301,8 +301,8 @@ uint64_t PerfDataCollector::mapped_hash(uint32_t mapping, uint32_t names_start) 
   return detail::mix64((uint64_t(mapping) << 32 | names_start) * 0x9e3779b97f4a7c15ull);
 }
 
-uint64_t PerfDataCollector::loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start) {
-  return detail::hash_pair(address, (uint64_t(mapping) << 32) | names_start);
+uint64_t PerfDataCollector::unmapped_hash(uint64_t address, uint32_t names_start) {
+  return detail::hash_pair(address, names_start);
 }
 
 uint32_t PerfDataCollector::mapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash) {
@@ -315,14 +315,13 @@ uint32_t PerfDataCollector::mapped_location(const BatchFrame& f, uint32_t mappin
   return id;
 }
 
-uint32_t PerfDataCollector::unmapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash) {
-  size_t i = unmapped_table_.probe(hash, [&](const LocSlot& s) {
-    return s.address == f.address && s.mapping == mapping && s.arena_start == f.names_start;
-  });
-  const LocSlot& slot = unmapped_table_.at(i);
-  if (!LocSlotPolicy::empty(slot)) return slot.id;
-  uint32_t id = new_location(f, mapping);
-  unmapped_table_.fill(i, LocSlot{f.address, mapping, f.names_start, id});
+uint32_t PerfDataCollector::unmapped_location(const BatchFrame& f, uint64_t hash) {
+  size_t i = unmapped_table_.probe(
+      hash, [&](const UnmappedSlot& s) { return s.address == f.address && s.names_start == f.names_start; });
+  const UnmappedSlot& slot = unmapped_table_.at(i);
+  if (!UnmappedSlotPolicy::empty(slot)) return slot.id;
+  uint32_t id = new_location(f, kNone);
+  unmapped_table_.fill(i, UnmappedSlot{f.address, f.names_start, id});
   return id;
 }
 

@@ -191,7 +191,8 @@ class PerfDataCollector final : public FoldObserver {
   // location is its (mapping, frame-cache entry): the entry is one object
   // offset, so within one mapping it is one address (seen_ relies on the
   // same). 12-byte slots: half the memory, and the misses, of a slot with
-  // the address. Unmapped frames (JIT code) keep the address in their key.
+  // the address. Unmapped frames (frame-pointer garbage, JIT code without a
+  // mapping) keep the address in their key.
   struct MappedSlot {
     uint32_t mapping, names_start, id;
   };
@@ -200,19 +201,20 @@ class PerfDataCollector final : public FoldObserver {
     static MappedSlot empty_slot() { return MappedSlot{0, 0, kNone}; }
     static uint64_t rehash(const MappedSlot& s) { return mapped_hash(s.mapping, s.names_start); }
   };
-  struct LocSlot {
+  // An address outside any mapping (no mapping id to keep): 16 bytes.
+  struct UnmappedSlot {
     uint64_t address;
-    uint32_t mapping, arena_start, id;
+    uint32_t names_start, id;
   };
-  struct LocSlotPolicy {
-    static bool empty(const LocSlot& s) { return s.id == kNone; }
-    static LocSlot empty_slot() { return LocSlot{0, 0, 0, kNone}; }
-    static uint64_t rehash(const LocSlot& s) { return loc_hash(s.mapping, s.address, s.arena_start); }
+  struct UnmappedSlotPolicy {
+    static bool empty(const UnmappedSlot& s) { return s.id == kNone; }
+    static UnmappedSlot empty_slot() { return UnmappedSlot{0, 0, kNone}; }
+    static uint64_t rehash(const UnmappedSlot& s) { return unmapped_hash(s.address, s.names_start); }
   };
   static uint64_t mapped_hash(uint32_t mapping, uint32_t names_start);
-  static uint64_t loc_hash(uint32_t mapping, uint64_t address, uint32_t names_start);
+  static uint64_t unmapped_hash(uint64_t address, uint32_t names_start);
   uint32_t mapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash);
-  uint32_t unmapped_location(const BatchFrame& f, uint32_t mapping, uint64_t hash);
+  uint32_t unmapped_location(const BatchFrame& f, uint64_t hash);
 
   // How a frame of the stack being added is answered (see on_raw_stack).
   enum class Answer : uint8_t { known, first, hashed };
@@ -245,7 +247,7 @@ class PerfDataCollector final : public FoldObserver {
   std::unordered_map<const MapEntry*, uint32_t> map_ids_;
   // Huge pages: lookups at random places in tens of MB miss the TLB otherwise.
   OpenTable<MappedSlot, MappedSlotPolicy, HugePageAllocator<MappedSlot>> mapped_table_{4096};
-  OpenTable<LocSlot, LocSlotPolicy, HugePageAllocator<LocSlot>> unmapped_table_{1024};
+  OpenTable<UnmappedSlot, UnmappedSlotPolicy, HugePageAllocator<UnmappedSlot>> unmapped_table_{1024};
   std::vector<PendingLocation> pending_;
   GrowableArray<Seen> seen_;
   std::vector<uint32_t> map_by_entry_id_;
