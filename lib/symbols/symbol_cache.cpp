@@ -266,6 +266,16 @@ static std::string trimmed_build_id(std::string id) {
   return id;
 }
 
+// The candidate open_object tries first, when it can be read (the others
+// are for when it fails).
+std::optional<SymbolCache::ObjectCandidate> SymbolCache::first_readable_candidate(const SymbolOptions& options,
+                                                                                const std::string& build_id,
+                                                                                const std::string& path) {
+  for (ObjectCandidate& c : candidate_files(options, build_id, path, false))
+    if (::access(c.file.c_str(), R_OK) == 0) return std::move(c);
+  return std::nullopt;
+}
+
 DebugSearch SymbolCache::debug_search(const SymbolOptions& options, const ObjectCandidate& c) {
   DebugSearch search;
   if (!options.symfs.empty()) search.debuginfo_path = ":.debug:" + options.symfs + "/usr/lib/debug:/usr/lib/debug";
@@ -442,17 +452,13 @@ void SymbolCache::start_reading_ahead(const std::vector<ObjectKey>& objects) {
   for (const ObjectKey& k : objects)
     if (is_file_backed_path(k.path)) keys.emplace_back(std::string(k.path), std::string(k.build_id));
   read_ahead_ = std::make_unique<SymbolReadAhead>([options = options_, keys = std::move(keys)] {
-    // The file each object would be opened from (the first candidate that
-    // exists, as open_object picks), and its cached debug file.
+    // The file each object would be opened from, and its cached debug file.
     std::vector<std::string> files;
-    for (const auto& [path, build_id] : keys) {
-      for (const ObjectCandidate& c : candidate_files(options, build_id, path, false)) {
-        if (::access(c.file.c_str(), R_OK) != 0) continue;
-        files.push_back(c.file);
-        if (!c.debug.empty() && ::access(c.debug.c_str(), R_OK) == 0) files.push_back(c.debug);
-        break;
+    for (const auto& [path, build_id] : keys)
+      if (std::optional<ObjectCandidate> c = first_readable_candidate(options, build_id, path)) {
+        files.push_back(c->file);
+        if (!c->debug.empty() && ::access(c->debug.c_str(), R_OK) == 0) files.push_back(c->debug);
       }
-    }
     return files;
   });
 }
@@ -461,21 +467,18 @@ void SymbolCache::start_preloading(const std::vector<ObjectKey>& objects) {
   if (preloader_) return;
   std::vector<std::pair<std::string, std::string>> keys;  // copies: the thread outlives the views
   for (const ObjectKey& k : objects) {
-    std::string path(k.path);
+    const std::string_view path = k.path;
     // Kernel modules are named from kallsyms, never opened.
-    auto ends = [&](std::string_view e) { return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0; };
-    if (is_file_backed_path(path) && !ends(".ko") && path.find(".ko.") == std::string::npos)
-      keys.emplace_back(std::move(path), trimmed_build_id(std::string(k.build_id)));
+    const bool module = path.find(".ko.") != std::string_view::npos ||
+                        (path.size() > 3 && path.substr(path.size() - 3) == ".ko");
+    if (is_file_backed_path(path) && !module)
+      keys.emplace_back(std::string(path), trimmed_build_id(std::string(k.build_id)));
   }
   preloader_ = std::make_unique<ElfPreloader>([options = options_, keys = std::move(keys)] {
-    // The first candidate that exists, as open_object tries it first.
     std::vector<ElfPreloader::Job> jobs;
     for (const auto& [path, build_id] : keys)
-      for (const ObjectCandidate& c : candidate_files(options, build_id, path, false)) {
-        if (::access(c.file.c_str(), R_OK) != 0) continue;
-        jobs.push_back(ElfPreloader::Job{c.file, build_id, debug_search(options, c)});
-        break;
-      }
+      if (std::optional<ObjectCandidate> c = first_readable_candidate(options, build_id, path))
+        jobs.push_back(ElfPreloader::Job{c->file, build_id, debug_search(options, *c)});
     return jobs;
   });
 }

@@ -209,6 +209,8 @@ class SymbolCache {
   static std::vector<ObjectCandidate> candidate_files(const SymbolOptions& options, const std::string& build_id,
                                                       const std::string& path, bool vdso);
   void open_live_vdso(Object& obj, const DebugSearch& search, std::string& problems);
+  static std::optional<ObjectCandidate> first_readable_candidate(const SymbolOptions& options,
+                                                                const std::string& build_id, const std::string& path);
   // What libdwfl searches for candidate c's debuginfo.
   static DebugSearch debug_search(const SymbolOptions& options, const ObjectCandidate& c);
   // ElfObject::open, or the preloader's object for the same arguments.
