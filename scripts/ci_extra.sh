@@ -67,7 +67,7 @@ fi
 if [[ $skip != *" tsan "* ]]; then
   s=$(date +%s)
   tsan_targets=(fgtool fold_tests perf_reader_test process_table_test symbols_test
-                dwarf_unwind_live_test dwarf_unwind_fixture_test pprof_tests)
+                dwarf_unwind_live_test dwarf_unwind_fixture_test pprof_tests folded_tests)
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFGTOOL_TSAN=ON \
     -DFGTOOL_BUILD_APPS=OFF -DFGTOOL_BUILD_BENCH=OFF >/dev/null
   ninja -C build-tsan -j"$jobs" "${tsan_targets[@]}" >build-tsan/ninja.log 2>&1 ||

@@ -276,7 +276,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     ThreadRoot* root = selection_.root_of(thread);
     const UnwoundUserStack user = user_stack(s, unwound);
     keys_.append_key(s, root, thread.proc, user, raw_.next_key());
-    raw_.commit(options_.count ? 1.0 : double(s.period), thread.pid);
+    raw_.commit(options_.count ? 1.0 : double(s.period), thread.pid, thread.proc);
     ++stats_.folded_samples;
   }
 
@@ -315,8 +315,9 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     // The raw stack now: the off-CPU tracker needs its index at once.
     const int32_t sample_pid = s.pid > 0 ? s.pid : table_.pid_of(s.tid);
     key_.clear();
-    keys_.append_key(s, selection_.root(comm, pid, tid), table_.process(sample_pid), user_stack(s, unwound), key_);
-    uint32_t stack = raw_.index_now(key_.data(), uint32_t(key_.size()), sample_pid);
+    const ProcessMaps* sample_proc = table_.process(sample_pid);
+    keys_.append_key(s, selection_.root(comm, pid, tid), sample_proc, user_stack(s, unwound), key_);
+    uint32_t stack = raw_.index_now(key_.data(), uint32_t(key_.size()), sample_pid, sample_proc);
     off_cpu_.switch_out(tid, s.time, stack, sw.prev_state, blocks_);
     ++stats_.folded_samples;
     drain_blocks();
@@ -334,8 +335,8 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // NewStackSink: a raw stack seen for the first time is symbolised with the
   // process table as it is now (callers flush before the table changes), at
   // once or by the symbolising thread before its next drain.
-  void on_new_stack(uint32_t idx, const uint64_t* key, int32_t pid) override {
-    const ProcessMaps* proc = StackKeyView(key).has_user_frames() ? table_.process(pid) : nullptr;
+  void on_new_stack(uint32_t idx, const uint64_t* key, int32_t pid, const ProcessMaps* key_proc) override {
+    const ProcessMaps* proc = StackKeyView(key).has_user_frames() ? key_proc : nullptr;
     if (symbolising_ && ++window_stacks_ >= options_.symbolising_window) keep_symbolising_thread_or_not();
     if (!symbolising_) {
       symboliser_.symbolise(idx, key, pid, proc, named_);

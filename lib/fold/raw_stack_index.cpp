@@ -11,11 +11,12 @@ std::vector<uint64_t>& RawStackIndex::next_key() {
   return words;
 }
 
-void RawStackIndex::commit(double weight, int32_t pid) {
+void RawStackIndex::commit(double weight, int32_t pid, const ProcessMaps* proc) {
   Pending& p = at(count_);
   p.hash = RawStackTable::hash_words(p.words.data(), uint32_t(p.words.size()));
   p.weight = weight;
   p.pid = pid;
+  p.proc = proc;
   table_.prefetch_slot(p.hash);
   ++count_;
   if (count_ > kPrefetchKeyAfter) table_.prefetch_key(at(count_ - 1 - kPrefetchKeyAfter).hash);
@@ -30,7 +31,7 @@ void RawStackIndex::flush() {
 void RawStackIndex::resolve_oldest() {
   const Pending& p = ring_[head_];
   uint64_t* entry = nullptr;
-  uint32_t idx = resolve(p.words.data(), uint32_t(p.words.size()), p.hash, p.pid, &entry);
+  uint32_t idx = resolve(p.words.data(), uint32_t(p.words.size()), p.hash, p.pid, p.proc, &entry);
   RawStackTable::add_weight(entry, p.weight);
   if (count_samples_) {
     if (counts_.size() <= idx) counts_.resize(size_t(idx) + 1 + counts_.size() / 2);
@@ -40,11 +41,12 @@ void RawStackIndex::resolve_oldest() {
   --count_;
 }
 
-uint32_t RawStackIndex::index_now(const uint64_t* key, uint32_t count, int32_t pid) {
-  return resolve(key, count, RawStackTable::hash_words(key, count), pid, nullptr);
+uint32_t RawStackIndex::index_now(const uint64_t* key, uint32_t count, int32_t pid, const ProcessMaps* proc) {
+  return resolve(key, count, RawStackTable::hash_words(key, count), pid, proc, nullptr);
 }
 
-uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid, uint64_t** entry) {
+uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid,
+                                const ProcessMaps* proc, uint64_t** entry) {
   uint32_t idx = table_.find(key, count, hash, entry);
   if (idx != RawStackTable::kMissing) return idx;
   if (max_stacks_ && table_.size() >= max_stacks_) {
@@ -55,7 +57,7 @@ uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t ha
   }
   idx = table_.insert(key, count, hash, entry);
   uint32_t stored_count = 0;
-  sink_.on_new_stack(idx, table_.key(idx, &stored_count), pid);
+  sink_.on_new_stack(idx, table_.key(idx, &stored_count), pid, proc);
   return idx;
 }
 

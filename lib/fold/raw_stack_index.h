@@ -21,12 +21,18 @@
 
 namespace fg {
 
+struct ProcessMaps;
+
 // Told of every new raw stack, in index order (0, 1, 2, ...). The key stays
-// where it is for the whole fold (the table's arena never moves).
+// where it is for the whole fold (the table's arena never moves). `proc` is
+// the process the key was built with, as the caller gave it (the process
+// table does not change before the sink sees the stack: callers flush
+// first), so the sink need not look it up again: on a busy machine that
+// lookup was a cache miss per new stack.
 class NewStackSink {
  public:
   virtual ~NewStackSink() = default;
-  virtual void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid) = 0;
+  virtual void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid, const ProcessMaps* proc) = 0;
   // The table is full and forgets every stack next: take each index's weight
   // (table.weight(i)) now. Its keys are still there and stay until this
   // returns; then indices start again at 0. Only with max_stacks.
@@ -46,13 +52,13 @@ class RawStackIndex {
   // prefetched at once, the key kPrefetchKeyAfter samples later, and the
   // lookup happens when the sample leaves the kRing-long ring.
   std::vector<uint64_t>& next_key();
-  void commit(double weight, int32_t pid);
+  void commit(double weight, int32_t pid, const ProcessMaps* proc);
   // Resolves every sample in the ring: call before anything the keys or
   // their symbolisation depend on changes (the process table), and at the end.
   void flush();
 
   // The index of a key now (the off-CPU paths need it at once); adds no weight.
-  uint32_t index_now(const uint64_t* key, uint32_t count, int32_t pid);
+  uint32_t index_now(const uint64_t* key, uint32_t count, int32_t pid, const ProcessMaps* proc);
 
   const RawStackTable& table() const { return table_; }
   size_t size() const { return table_.size(); }
@@ -72,8 +78,10 @@ class RawStackIndex {
     uint64_t hash = 0;
     double weight = 0;
     int32_t pid = 0;
+    const ProcessMaps* proc = nullptr;
   };
-  uint32_t resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid, uint64_t** entry);
+  uint32_t resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid, const ProcessMaps* proc,
+                   uint64_t** entry);
   void resolve_oldest();
   Pending& at(size_t i) { return ring_[(head_ + i) % kRing]; }
 

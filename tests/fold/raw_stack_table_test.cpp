@@ -86,7 +86,7 @@ TEST(RawStackTable, HashIsTheProjectsHashWords) {
 struct RecordingSink : NewStackSink {
   std::vector<std::pair<uint32_t, std::vector<uint64_t>>> seen;
   std::vector<int32_t> pids;
-  void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid) override {
+  void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid, const ProcessMaps*) override {
     seen.emplace_back(index, std::vector<uint64_t>(key, key + 3));
     pids.push_back(pid);
   }
@@ -106,7 +106,7 @@ TEST(RawStackIndex, WeightsArriveAfterTheRingAndNewStacksAreReportedOnceInOrder)
     std::vector<uint64_t>& key = index.next_key();
     EXPECT_TRUE(key.empty());
     key = {id, id + 1, id + 2};
-    index.commit(double(s % 7), int32_t(100 + id));
+    index.commit(double(s % 7), int32_t(100 + id), nullptr);
     want[id] += double(s % 7);
     ++samples_of[id];
     if (s == 10) {
@@ -127,10 +127,10 @@ TEST(RawStackIndex, WeightsArriveAfterTheRingAndNewStacksAreReportedOnceInOrder)
   }
   // index_now: an existing key's index, no weight added; a new key reported.
   uint64_t k0[3] = {first_seen[0], first_seen[0] + 1, first_seen[0] + 2};
-  EXPECT_EQ(index.index_now(k0, 3, 1), 0u);
+  EXPECT_EQ(index.index_now(k0, 3, 1, nullptr), 0u);
   EXPECT_EQ(index.weight(0), want[first_seen[0]]);
   uint64_t fresh[3] = {999, 1000, 1001};
-  EXPECT_EQ(index.index_now(fresh, 3, 7), uint32_t(first_seen.size()));
+  EXPECT_EQ(index.index_now(fresh, 3, 7, nullptr), uint32_t(first_seen.size()));
   EXPECT_EQ(sink.seen.size(), first_seen.size() + 1);
   EXPECT_EQ(index.sample_count(uint32_t(first_seen.size())), 0u);
 }
@@ -173,7 +173,7 @@ struct TotallingSink : NewStackSink {
   std::vector<uint64_t> id_of;  // per current index
   std::map<uint64_t, double> totals;
   size_t forgets = 0, new_stacks = 0;
-  void on_new_stack(uint32_t index, const uint64_t* key, int32_t) override {
+  void on_new_stack(uint32_t index, const uint64_t* key, int32_t, const ProcessMaps*) override {
     EXPECT_EQ(index, id_of.size());  // indices start again at 0 after a forget
     id_of.push_back(key[0]);
     ++new_stacks;
@@ -203,7 +203,7 @@ TEST(RawStackIndex, ABoundedIndexGivesTheSameWeightsAsAnUnboundedOne) {
       uint64_t id = (rng() % 4 == 0) ? rng() % 400 : rng() % 8;
       for (RawStackIndex* index : {&bounded, &unbounded}) {
         index->next_key() = {id, id * 3, id * 5, id * 7};
-        index->commit(double(1 + s % 13) * 250000.0, 1);
+        index->commit(double(1 + s % 13) * 250000.0, 1, nullptr);
       }
       if (s % 997 == 0) {  // as before a process-table change
         bounded.flush();
@@ -229,7 +229,7 @@ TEST(RawStackIndex, ABoundedIndexGivesTheSameWeightsAsAnUnboundedOne) {
 struct CountingSink : NewStackSink {
   const RawStackIndex* index = nullptr;
   std::vector<uint64_t> counts;  // of forgotten stacks, in index order
-  void on_new_stack(uint32_t, const uint64_t*, int32_t) override {}
+  void on_new_stack(uint32_t, const uint64_t*, int32_t, const ProcessMaps*) override {}
   void forget_stacks(const RawStackTable& table) override {
     for (uint32_t i = 0; i < table.size(); ++i) counts.push_back(index->sample_count(i));
   }
@@ -242,7 +242,7 @@ TEST(RawStackIndex, CountedSamplesAreHandedOverWhenTheBoundForgetsThem) {
   for (uint64_t id = 0; id < 10; ++id)
     for (int repeat = 0; repeat < 3; ++repeat) {
       index.next_key() = {id, id + 1, id + 2};
-      index.commit(1, 1);
+      index.commit(1, 1, nullptr);
     }
   index.flush();
   EXPECT_EQ(index.stacks_added(), 10u);
