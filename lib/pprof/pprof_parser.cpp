@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
-#include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
