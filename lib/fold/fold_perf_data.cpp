@@ -575,9 +575,7 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
     std::vector<ObjectKey> objects;
     for (const auto& e : reader.info().build_ids) objects.push_back(ObjectKey{e.filename, e.build_id});
     folder.symbols().start_reading_ahead(objects);
-    const bool every_sample = options.comms.empty() && options.pids.empty() && options.tids.empty() &&
-                              options.time_start < 0 && options.time_end < 0;
-    if (every_sample) folder.symbols().start_preloading(objects);
+    if (selection_options(options).selects_every_sample()) folder.symbols().start_preloading(objects);
   }
   reader.read(folder, ro);
   const ReadStats& rs = reader.stats();

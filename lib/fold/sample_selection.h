@@ -36,6 +36,10 @@ struct SampleSelectionOptions {
   std::vector<std::string> comms;
   std::vector<int32_t> pids, tids;
   double time_start = -1, time_end = -1;  // seconds; < 0 = open
+  // No filter: every sample of the folded event is kept.
+  bool selects_every_sample() const {
+    return comms.empty() && pids.empty() && tids.empty() && time_start < 0 && time_end < 0;
+  }
 };
 
 class SampleSelection {

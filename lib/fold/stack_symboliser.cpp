@@ -13,10 +13,6 @@ namespace {
 // Tags in the high bits of a frame-cache key's first word.
 enum class FrameKind : uint64_t { user = 1, kernel = 2, jit = 3, unknown = 4 };
 
-std::string basename_of(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
 
 // perf's is_anon_memory (tools/perf/util/map.c): mappings perf names by the
 // process's perf-PID.map.
@@ -303,7 +299,7 @@ std::string StackSymboliser::fallback_name(const StackAddress& a, const MapEntry
   if (a.kernel) return "[kernel.kallsyms]";
   if (!map) return "[unknown]";
   if (has_object(*map)) {
-    std::string name = "[" + basename_of(map->path) + "]";
+    std::string name = "[" + std::string(path_base_name(map->path)) + "]";
     if (options_.addrs) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "+0x%llx", (unsigned long long)map->file_offset(a.address));
@@ -315,7 +311,7 @@ std::string StackSymboliser::fallback_name(const StackAddress& a, const MapEntry
   // perf's map__new gives anonymous memory ("//anon", /dev/zero,
   // /anon_hugepage) the dso /tmp/perf-PID.map, and perf script names an
   // unresolved frame there by it: keep that spelling (drop-in folds).
-  if (!is_perf_anon_path(map->path)) return "[" + basename_of(map->path) + "]";
+  if (!is_perf_anon_path(map->path)) return "[" + std::string(path_base_name(map->path)) + "]";
   if (options_.merge_jit) return "[JIT]";
   return "[perf-" + std::to_string(pid) + ".map]";
 }

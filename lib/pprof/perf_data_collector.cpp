@@ -414,11 +414,6 @@ uint32_t PerfDataCollector::new_mapping(const MapEntry& map) {
 
 namespace {
 
-std::string_view base_name(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // libc.so.6, libfoo.so, libbar.so_1 (go tool pprof's libRx, without a regex).
 bool is_shared_library(std::string_view base) {
   for (size_t p = base.find(".so"); p != std::string_view::npos; p = base.find(".so", p + 1))
@@ -453,12 +448,12 @@ uint32_t PerfDataCollector::main_mapping() const {
     const std::string& comm = roots[r].comm;
     if (comm.empty()) continue;
     for (uint32_t m = 0; m < mappings.size(); ++m) {
-      const std::string_view base = base_name(mappings[m].path);
+      const std::string_view base = path_base_name(mappings[m].path);
       if (mappings[m].file_backed && base.substr(0, comm.size()) == comm && !is_shared_library(base)) return m;
     }
   }
   for (uint32_t m = 0; m < mappings.size(); ++m)
-    if (mappings[m].file_backed && !is_shared_library(base_name(mappings[m].path))) return m;
+    if (mappings[m].file_backed && !is_shared_library(path_base_name(mappings[m].path))) return m;
   return kNone;
 }
 

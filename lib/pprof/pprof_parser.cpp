@@ -13,6 +13,7 @@
 #include "folded/profile_loader.h"
 #include "folded/stack_record_queue.h"
 #include "pprof/profile_fields.h"
+#include "unwind/process_table.h"  // path_base_name
 
 namespace fg {
 
@@ -61,10 +62,6 @@ const char* wire_name(pbf_wire_type t) {
   }
 }
 
-std::string basename_of(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
 
 // Places the samples' stacks in the profile's tree, on the calling thread
 // or, for a profile of many samples, on a worker thread while the caller
@@ -455,7 +452,7 @@ class PprofParser {
       }
       if (loc.line_count == 0) {
         // No symbol: the stackcollapse convention, "[object]".
-        FrameId frame = into.intern(object.empty() ? std::string("[unknown]") : "[" + basename_of(object) + "]");
+        FrameId frame = into.intern(object.empty() ? std::string("[unknown]") : "[" + std::string(path_base_name(object)) + "]");
         if (!object.empty() && into.frame_object(frame).empty()) into.set_frame_object(frame, object);
         loc_frames_.push_back(frame);
       }

@@ -43,19 +43,15 @@ void ElfPreloader::run(const std::function<std::vector<Job>()>& list_jobs) {
     const Job job = jobs_[i];
     lock.unlock();
     Loaded l;
+    bool opened = true;
     try {
       l.elf = ElfObject::open(job.file, job.build_id, job.search, &l.problem);
     } catch (...) {
-      l.elf.reset();  // the caller opens it again and sees the error itself
-      l.problem.clear();
+      opened = false;  // nothing to hand over: the caller opens it and sees the error itself
     }
     lock.lock();
-    if (l.elf || !l.problem.empty()) {
-      loaded_[i] = std::move(l);
-      states_[i] = State::opened;
-    } else {
-      states_[i] = State::claimed;  // nothing to hand over: take() says so
-    }
+    states_[i] = opened ? State::opened : State::claimed;
+    if (opened) loaded_[i] = std::move(l);
     cv_.notify_all();
   }
 }

@@ -82,10 +82,6 @@ bool read_whole_file(const std::string& path, std::string& out, std::string* err
   return true;
 }
 
-std::string basename_of(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
 
 }  // namespace
 
@@ -297,7 +293,7 @@ std::unique_ptr<SymbolCache::Object> SymbolCache::open_object(const ObjectKey& k
   auto obj = std::make_unique<Object>();
   obj->path = std::string(key.path);
   obj->build_id = trimmed_build_id(std::string(key.build_id));
-  std::string base = basename_of(obj->path);
+  std::string base(path_base_name(obj->path));
   obj->display = intern(base.empty()                                         ? std::string("[unknown]")
                         : base.front() == '[' && base.back() == ']' ? base
                                                                    : "[" + base + "]");

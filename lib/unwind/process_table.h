@@ -45,6 +45,13 @@ inline bool is_file_backed_path(std::string_view path) {
   return !(path.size() >= deleted.size() && path.substr(path.size() - deleted.size()) == deleted);
 }
 
+// The file name of a mapping's path (after its last '/'), as perf shows a
+// dso: "[libc.so.6]".
+inline std::string_view path_base_name(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 // One mapping [start, end) of a process. Entries are immutable once created
 // (except the symbolisation slot) and live as long as the ProcessTable, so a
 // pointer stays valid and identifies the mapping: a fragment left over after a
