@@ -190,7 +190,7 @@ TEST(PprofReader, FoldedRoundTripThroughPprof) {
 // A profile of `samples` random stacks over 300 locations (some with two
 // lines, an inlined call), some deeper than kMaxStackDepth, with a label
 // the --tag test can split on.
-std::string many_samples(const char* type, const char* unit, size_t samples) {
+std::string many_samples(const char* type, const char* unit, size_t samples, size_t bad_sample = SIZE_MAX) {
   PprofBuilder b;
   b.add_sample_type(type, unit);
   std::mt19937 rng(5);
@@ -208,6 +208,7 @@ std::string many_samples(const char* type, const char* unit, size_t samples) {
     const size_t depth = i % 1999 == 3 ? kMaxStackDepth + 10 : 1 + rng() % 20;
     for (size_t d = 0; d < depth; ++d) stack.push_back(locs[rng() % (d < 3 ? 4 : locs.size())]);
     const int64_t value = int64_t(rng() % 5000);
+    if (i == bad_sample) stack.push_back(999999);  // no such location
     b.add_sample(stack.data(), stack.size(), &value, 1, i % 2 ? &odd : &even, 1);
   }
   return b.encode();
@@ -248,6 +249,29 @@ TEST(PprofReader, TheTreeThreadBuildsTheSameProfile) {
       if (tagged) EXPECT_LT(want_info.kept_samples, 16000u);
     }
   }
+}
+
+// A bad sample after the tree thread started: the same error as read
+// inline (the byte offset of the sample), and the thread stopped before
+// the reader returns (the sanitizer builds check).
+TEST(PprofReader, ABadSampleWhileTheTreeThreadRunsIsTheSameError) {
+  const std::string pb = many_samples("cpu", "nanoseconds", 30000, 25000);
+  std::vector<std::string> errors;
+  for (uint64_t after : {uint64_t(0), uint64_t(1)}) {
+    PprofReadOptions o;
+    o.tree_thread_after = after;
+    FoldedProfile p;
+    try {
+      read_pprof_data(pb, "bad.pb", p, o);
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      errors.push_back(e.what());
+    }
+  }
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0], errors[1]);
+  EXPECT_NE(errors[0].find("Sample refers to location 999999"), std::string::npos) << errors[0];
+  EXPECT_EQ(errors[0].rfind("bad.pb: byte ", 0), 0u) << errors[0];
 }
 
 std::string error_of(std::string_view data) {
