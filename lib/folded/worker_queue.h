@@ -72,6 +72,13 @@ class WorkerQueue {
     thread_.join();
   }
 
+  // Jobs submitted that the worker has not started yet (a worker may ask,
+  // from `work`, whether more is coming at once).
+  size_t waiting() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ready_.size();
+  }
+
   // Jobs submitted and not yet done (for tests and assertions).
   uint64_t backlog() const {
     std::lock_guard<std::mutex> lock(mutex_);
