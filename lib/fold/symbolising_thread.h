@@ -66,6 +66,10 @@ class SymbolisingThread {
   }
   void stop() { queue_.stop(); }
 
+  // Batches the symbolising thread placed itself (the rest were the folding
+  // thread's): how the tree walk was shared. Call after drain().
+  uint64_t batches_placed_by_symbolising_thread() const { return placed_by_worker_; }
+
  private:
   struct Job {
     uint32_t idx = 0;
@@ -108,22 +112,23 @@ class SymbolisingThread {
     }
     // Nothing waiting: this thread would sleep, so it places what it named
     // and the folding thread, the busier one on most recordings, need not.
-    if (queue_.waiting() == 0) place_named(false);
+    if (queue_.waiting() == 0) placed_by_worker_ += place_named(false);
   }
 
   // Every batch named so far into the tree, in order (one placer at a time,
   // each taking the oldest batches); their buffers go back for reuse (no
   // allocation once warm). wait: block while the other thread places;
-  // otherwise leave the batches to it.
-  void place_named(bool wait) {
+  // otherwise leave the batches to it. Returns how many batches it placed.
+  size_t place_named(bool wait) {
     std::unique_lock<std::mutex> placer(place_mutex_, std::defer_lock);
     if (wait) placer.lock();
-    else if (!placer.try_lock()) return;
+    else if (!placer.try_lock()) return 0;
     {
       std::lock_guard<std::mutex> lock(named_mutex_);
       placing_.swap(named_);
     }
-    if (placing_.empty()) return;
+    const size_t batches = placing_.size();
+    if (!batches) return 0;
     for (std::vector<uint32_t>& records : placing_) {
       tree_.place(records);
       records.clear();
@@ -131,6 +136,7 @@ class SymbolisingThread {
     std::lock_guard<std::mutex> lock(named_mutex_);
     for (std::vector<uint32_t>& records : placing_) spare_.push_back(std::move(records));
     placing_.clear();
+    return batches;
   }
 
   StackTreeBuilder& tree_;
@@ -139,6 +145,7 @@ class SymbolisingThread {
   std::vector<std::vector<uint32_t>> spare_;  // under named_mutex_: emptied buffers
   std::mutex place_mutex_;  // held while placing: tree_ and placing_ are its holder's
   std::vector<std::vector<uint32_t>> placing_;
+  uint64_t placed_by_worker_ = 0;  // the symbolising thread's; read after drain()
   WorkerQueue<Job> queue_;  // last: its thread starts after the members above exist
   std::vector<Job> filling_;
   std::vector<size_t> holders_;  // indices in filling_ of the jobs with a snapshot

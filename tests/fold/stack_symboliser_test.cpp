@@ -6,10 +6,12 @@
 // [kernel.kallsyms] without kernel symbols, and the _[k]/_[j] annotations.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "fold/sample_selection.h"
 #include "fold/stack_symboliser.h"
@@ -108,6 +110,7 @@ struct SymboliserFixture : ::testing::Test {
     }
     if (thread) {
       thread->drain();
+      batches_placed_by_symbolising_thread = thread->batches_placed_by_symbolising_thread();
       thread->stop();
     }
     for (size_t i = 0; i < stacks.size(); ++i) tree.profile().add_self(tree.node_of(uint32_t(i)), 1);
@@ -124,6 +127,7 @@ struct SymboliserFixture : ::testing::Test {
   uint64_t boundary = 0;    // a function's first byte, right after another's last
   bool dwarf_keys = false;  // keys as a DWARF sample's (user frames unwound)
   SymboliserStats stats;
+  uint64_t batches_placed_by_symbolising_thread = 0;  // of the last threaded fold
 };
 
 TEST_F(SymboliserFixture, NamesFunctionsFromTheElfFile) {
@@ -202,6 +206,36 @@ TEST_F(SymboliserFixture, ASymbolisingThreadBuildsTheSameProfile) {
   std::string inline_text = fold(stacks);
   EXPECT_EQ(fold(stacks, true), inline_text);
   EXPECT_NE(inline_text.find("prog;[kernel.kallsyms];main;[perf-100.map] "), std::string::npos) << inline_text;
+}
+
+// The tree walk goes to whichever thread has time: a symbolising thread
+// with nothing waiting places what it named; otherwise the folding thread
+// does. Either way, and mixed, the batches go in in order (each memo slot's
+// nodes follow the order the symboliser filled them in).
+TEST_F(SymboliserFixture, EitherThreadPlacesAndTheProfileIsTheSame) {
+  // Depths vary, so a memo slot's node taken out of order would end a path
+  // at the wrong depth and show in the text.
+  std::vector<std::vector<StackAddress>> stacks;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    std::vector<StackAddress> s = {{kJitStart + (i % 101), false, false}};
+    for (uint64_t d = 0; d < 1 + (i * 7919) % 6; ++d) s.push_back({main_address + 1 + (i + d) % 5, false, true});
+    s.push_back({main_address + 9 + (i % 3), false, true});
+    stacks.push_back(s);
+  }
+  const std::string inline_text = fold(stacks);
+  // A folding thread that pauses after every batch leaves the symbolising
+  // thread idle, so it places.
+  auto pause = [](size_t i, ProcessTable&) {
+    if (i % SymbolisingThread::kBatch == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  };
+  EXPECT_EQ(fold(stacks, true, pause), inline_text);
+  EXPECT_GT(batches_placed_by_symbolising_thread, 0u);
+  // Pauses only now and then: some batches each way.
+  auto now_and_then = [](size_t i, ProcessTable&) {
+    if (i % (5 * SymbolisingThread::kBatch) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  };
+  EXPECT_EQ(fold(stacks, true, now_and_then), inline_text);
+  EXPECT_EQ(fold(stacks, true), inline_text);
 }
 
 // Callers shared with an earlier stack of the root come from its memo: the
