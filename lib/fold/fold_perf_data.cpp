@@ -105,7 +105,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   void enable_symbolising_thread(unsigned threads) {
     if (threads < 2 || options_.view != FoldView::on_cpu || queue_samples_ || symbolising_) return;
     if (has_dwarf_samples(reader_.info())) return;
-    symbolising_ = std::make_unique<SymbolisingThread>(symboliser_, tree_);
+    symbolising_ = std::make_unique<SymbolisingThread>(symboliser_, tree_, options_.observer);
   }
 
   SymbolCache& symbols() { return symboliser_.symbols(); }
@@ -340,7 +340,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     if (symbolising_ && ++window_stacks_ >= options_.symbolising_window) keep_symbolising_thread_or_not();
     if (!symbolising_) {
       symboliser_.symbolise(idx, key, pid, proc, named_);
-      tree_.place(named_);
+      tree_.place(named_, options_.observer);
       named_.clear();
       return;
     }
@@ -513,7 +513,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // Scratch reused across samples (no allocation on the hot path).
   std::vector<UnwindFrame> unwound_;
   std::vector<uint64_t> key_;
-  std::vector<uint32_t> named_;  // a stack symbolised inline, for tree_
+  NamedStacks named_;  // a stack symbolised inline, for tree_
 };
 
 }  // namespace

@@ -27,9 +27,11 @@ struct RawStackFrame {
   bool return_address = false;  // a caller's return address (symbolised at address - 1)
   const MapEntry* map = nullptr;  // the user mapping; nullptr for kernel and unmapped addresses
   // The frames (inlines included) this address folded to, outermost first:
-  // arena[names_start .. names_start + name_count). The same names_start
-  // means the same symbolisation (the fold caches it per object and offset).
+  // names[0 .. name_count), valid during on_raw_stack only. The same
+  // names_start (the fold's frame-cache entry) means the same symbolisation
+  // (the fold caches it per object and offset).
   uint32_t names_start = 0, name_count = 0;
+  const FrameId* names = nullptr;
 };
 
 // The thread a raw stack came from and its root frame in the profile.
@@ -52,7 +54,10 @@ struct RawStackMemo {
 // Sees every raw stack (a sample stack's addresses, per thread) the fold
 // builds and, at the end, its weights. Off unless FoldOptions::observer is
 // set; with it, raw stacks are kept apart per thread (the folded output is the
-// same). Calls come from one thread at a time (the one that symbolises).
+// same). Calls come one at a time, in order, but not always from the same
+// thread: on_raw_stack from whichever thread places the stack in the tree
+// (the folding or the symbolising thread, one at a time under a mutex), the
+// others from the folding thread.
 class FoldObserver {
  public:
   virtual ~FoldObserver() = default;
@@ -60,10 +65,10 @@ class FoldObserver {
   // (about half on a busy recording: the fold names only those); else every
   // frame, and `memo` is empty.
   virtual bool follows_memo() const { return false; }
-  // A new raw stack, index 0, 1, 2, ...; frames leaf first; `arena` is valid
-  // during the call only.
+  // A new raw stack, index 0, 1, 2, ...; frames leaf first, valid during
+  // the call only.
   virtual void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
-                            const FrameId* arena, const RawStackMemo& memo) = 0;
+                            const RawStackMemo& memo) = 0;
   // Per raw stack with samples, once: their number and summed weight (the
   // period, or 1 each with --count; ns for clock events), and the profile
   // node the stack folded to. After the fold, or (on-CPU) during it, when

@@ -32,11 +32,18 @@ StackSymboliser::StackSymboliser(const FoldOptions& options, const PerfFileInfo&
   symbols_.keep_answers(false);
 }
 
+void NamedStacks::tell(FoldObserver& observer) {
+  for (size_t i = 0; i < frames.size(); ++i) frames[i].names = records.data() + names_at[i];
+  for (const ObservedStack& s : stacks)
+    observer.on_raw_stack(s.index, s.root, frames.data() + s.frames_start, s.count, s.memo);
+}
+
 void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t pid, MapsView maps,
-                                std::vector<uint32_t>& out) {
+                                NamedStacks& named) {
   const StackKeyView key(key_words);
   ThreadRoot* root = const_cast<ThreadRoot*>(static_cast<const ThreadRoot*>(key.root()));
   if (root->frame == FoldedProfile::kNoFrame) root->frame = names_.intern(root->name);
+  std::vector<uint32_t>& out = named.records;
   const size_t header = out.size();
   out.resize(header + SymbolisedStack::kWords);
   out[header + SymbolisedStack::kIdx] = idx;
@@ -44,9 +51,9 @@ void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t
   if (options_.observer && !options_.observer->follows_memo()) {
     bool cut = false;
     size_t used = frame_keys(key, key.size(), pid, maps, &cut);
-    observe_stack(idx, root, used, pid, out);
+    observe_stack(idx, root, used, pid, named);
   } else {
-    symbolise_with_memo(idx, key_words, pid, maps, out);
+    symbolise_with_memo(idx, key_words, pid, maps, named);
   }
 }
 
@@ -140,7 +147,8 @@ StackSymboliser::PathMemo& StackSymboliser::best_memo(const uint64_t* key_words,
 // frame; the memo then holds this stack's addresses. `out` ends with this
 // stack's SymbolisedStack header, whose other words are filled here.
 void StackSymboliser::symbolise_with_memo(uint32_t idx, const uint64_t* key_words, int32_t pid, MapsView& maps,
-                                          std::vector<uint32_t>& out) {
+                                          NamedStacks& named) {
+  std::vector<uint32_t>& out = named.records;
   const StackKeyView key(key_words);
   const size_t n = key.size();
   size_t reused = 0;
@@ -161,11 +169,19 @@ void StackSymboliser::symbolise_with_memo(uint32_t idx, const uint64_t* key_word
   // prefix of kernel or mapped addresses.
   size_t depth = reused;
   bool memo_open = true;
-  if (options_.observer) observed_.resize(used - reused);
+  const size_t observed = named.frames.size();
+  if (options_.observer) {
+    named.frames.resize(observed + used - reused);
+    named.names_at.resize(observed + used - reused);
+  }
   for (size_t i = used - reused; i-- > 0;) {
     const StackFrame& f = frames_[i];
+    const size_t names_at = out.size() + 1;  // after the count
     const FrameSpan sp = append_frames(f, pid, out);
-    if (options_.observer) observed_[i] = observed_frame(f, sp);
+    if (options_.observer) {
+      named.frames[observed + i] = observed_frame(f, sp);
+      named.names_at[observed + i] = uint32_t(names_at);
+    }
     memo_open = memo_open && depth < kMemoDepth && (f.address.kernel || f.map);
     if (memo_open) memo.entries[depth++] = MemoEntry{f.address.address, memo_flags(f.address, f.named.return_address)};
   }
@@ -176,7 +192,7 @@ void StackSymboliser::symbolise_with_memo(uint32_t idx, const uint64_t* key_word
   out[header + SymbolisedStack::kMemoNew] = uint32_t(depth - reused);
   out[header + SymbolisedStack::kAddresses] = uint32_t(used - reused);
   if (options_.observer)
-    tell_observer(idx, key.root(), used - reused, RawStackMemo{slot, uint32_t(reused), uint32_t(depth)});
+    observe(idx, key.root(), observed, used - reused, RawStackMemo{slot, uint32_t(reused), uint32_t(depth)}, named);
 }
 
 RawStackFrame StackSymboliser::observed_frame(const StackFrame& f, FrameSpan sp) {
@@ -190,8 +206,9 @@ RawStackFrame StackSymboliser::observed_frame(const StackFrame& f, FrameSpan sp)
   return o;
 }
 
-// Hands the observer raw stack idx: observed_[0, n) and its root.
-void StackSymboliser::tell_observer(uint32_t idx, const void* root_ptr, size_t n, const RawStackMemo& memo) {
+// Raw stack idx for the observer: named.frames[frames_start, +n) and its root.
+void StackSymboliser::observe(uint32_t idx, const void* root_ptr, size_t frames_start, size_t n,
+                              const RawStackMemo& memo, NamedStacks& named) {
   const ThreadRoot& root = *static_cast<const ThreadRoot*>(root_ptr);
   RawStackRoot r;
   r.comm = root.comm;
@@ -200,20 +217,26 @@ void StackSymboliser::tell_observer(uint32_t idx, const void* root_ptr, size_t n
   r.frame = root.frame;
   const uint64_t index = observer_base_ + idx;
   if (index > UINT32_MAX) throw std::length_error("more than 4 billion raw stacks for the observer");
-  options_.observer->on_raw_stack(uint32_t(index), r, observed_.data(), n, frame_arena_.data(), memo);
+  named.stacks.push_back(NamedStacks::ObservedStack{uint32_t(index), r, uint32_t(frames_start), uint32_t(n), memo});
 }
 
 // symbolise's loop when an observer watches and does not follow the memo:
 // the same frames (the memo unused), and what each address became handed
 // to the observer.
-void StackSymboliser::observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, std::vector<uint32_t>& out) {
+void StackSymboliser::observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, NamedStacks& named) {
+  std::vector<uint32_t>& out = named.records;
   const size_t header = out.size() - SymbolisedStack::kWords;
   out[header + SymbolisedStack::kMemoSlot] = out[header + SymbolisedStack::kReused] =
       out[header + SymbolisedStack::kMemoNew] = 0;
   out[header + SymbolisedStack::kAddresses] = uint32_t(n);
-  observed_.resize(n);
-  for (size_t i = n; i-- > 0;) observed_[i] = observed_frame(frames_[i], append_frames(frames_[i], pid, out));
-  tell_observer(idx, root, n, RawStackMemo{});
+  const size_t observed = named.frames.size();
+  named.frames.resize(observed + n);
+  named.names_at.resize(observed + n);
+  for (size_t i = n; i-- > 0;) {
+    named.names_at[observed + i] = uint32_t(out.size() + 1);  // after the count
+    named.frames[observed + i] = observed_frame(frames_[i], append_frames(frames_[i], pid, out));
+  }
+  observe(idx, root, observed, n, RawStackMemo{}, named);
 }
 
 // Appends the frames (outermost first, inlines included) of one address to

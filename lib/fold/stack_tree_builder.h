@@ -1,9 +1,11 @@
 // Builds the fold's profile tree from StackSymboliser's records (the frame
 // names of each new raw stack) and remembers where each raw stack's path
-// ends. It is the second half of symbolising, split off so that the tree
-// walk, a chain of cache misses, runs on the folding thread while the
-// symbolising thread names the next stacks (busy.data: see bench/README.md).
-// Owning thread: the folding thread.
+// ends; a fold's observer is told of each stack as it is placed. It is the
+// second half of symbolising, split off so that the tree walk, a chain of
+// cache misses, runs on the folding thread while the symbolising thread
+// names the next stacks (busy.data: see bench/README.md).
+// Owning thread: the folding thread, or during a fold whichever thread
+// holds SymbolisingThread's placing mutex.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,12 @@ class StackTreeBuilder {
   // Places every SymbolisedStack record in `records`, in the order
   // StackSymboliser made them (the path memo's slots are replayed).
   void place(const std::vector<uint32_t>& records);
+  // The same for symbolise's output; then tells `observer` (if any) of the
+  // stacks, in the same order, on this thread.
+  void place(NamedStacks& named, FoldObserver* observer) {
+    place(named.records);
+    if (observer) named.tell(*observer);
+  }
   // Where raw stack idx's path ends (after place() got its record).
   NodeId node_of(uint32_t idx) const { return stack_nodes_[idx]; }
 

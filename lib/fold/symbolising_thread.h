@@ -4,7 +4,7 @@
 // meanwhile). The named stacks that come back are placed into the tree
 // (StackTreeBuilder) by whichever thread has time: the symbolising thread
 // when it has no stacks waiting, the folding thread otherwise, one at a time
-// and in order. It waits (drain) only when it must: before the kernel
+// and in order. That thread also tells the fold's observer of them. It waits (drain) only when it must: before the kernel
 // symbols change, before the raw-stack table forgets its keys, and before
 // it reads the results.
 // Owning threads: the folding thread calls every method; the symbolising
@@ -30,8 +30,10 @@ class SymbolisingThread {
   // one on busy recordings, so a longer one only held more jobs (64 K: 5 MB).
   static constexpr size_t kBatch = 128, kMaxBacklog = 8 * 1024;
 
-  SymbolisingThread(StackSymboliser& symboliser, StackTreeBuilder& tree)
+  // observer: told of each stack as it is placed (nullptr: none).
+  SymbolisingThread(StackSymboliser& symboliser, StackTreeBuilder& tree, FoldObserver* observer = nullptr)
       : tree_(tree),
+        observer_(observer),
         queue_([this, &symboliser](const std::vector<Job>& jobs) { symbolise(symboliser, jobs); }, kMaxBacklog) {}
   ~SymbolisingThread() { stop(); }
 
@@ -97,18 +99,18 @@ class SymbolisingThread {
 
   // On the symbolising thread: one batch's records, handed back whole.
   void symbolise(StackSymboliser& symboliser, const std::vector<Job>& jobs) {
-    std::vector<uint32_t> records;
+    NamedStacks named;
     {
       std::lock_guard<std::mutex> lock(named_mutex_);
       if (!spare_.empty()) {
-        records = std::move(spare_.back());
+        named = std::move(spare_.back());
         spare_.pop_back();
       }
     }
-    for (const Job& j : jobs) symboliser.symbolise(j.idx, j.key, j.pid, j.maps, records);
+    for (const Job& j : jobs) symboliser.symbolise(j.idx, j.key, j.pid, j.maps, named);
     {
       std::lock_guard<std::mutex> lock(named_mutex_);
-      named_.push_back(std::move(records));
+      named_.push_back(std::move(named));
     }
     // Nothing waiting: this thread would sleep, so it places what it named
     // and the folding thread, the busier one on most recordings, need not.
@@ -129,22 +131,23 @@ class SymbolisingThread {
     }
     const size_t batches = placing_.size();
     if (!batches) return 0;
-    for (std::vector<uint32_t>& records : placing_) {
-      tree_.place(records);
-      records.clear();
+    for (NamedStacks& named : placing_) {
+      tree_.place(named, observer_);
+      named.clear();
     }
     std::lock_guard<std::mutex> lock(named_mutex_);
-    for (std::vector<uint32_t>& records : placing_) spare_.push_back(std::move(records));
+    for (NamedStacks& named : placing_) spare_.push_back(std::move(named));
     placing_.clear();
     return batches;
   }
 
   StackTreeBuilder& tree_;
+  FoldObserver* const observer_;  // called by the placing thread
   std::mutex named_mutex_;
-  std::vector<std::vector<uint32_t>> named_;  // under named_mutex_: named, not yet placed, in order
-  std::vector<std::vector<uint32_t>> spare_;  // under named_mutex_: emptied buffers
-  std::mutex place_mutex_;  // held while placing: tree_ and placing_ are its holder's
-  std::vector<std::vector<uint32_t>> placing_;
+  std::vector<NamedStacks> named_;  // under named_mutex_: named, not yet placed, in order
+  std::vector<NamedStacks> spare_;  // under named_mutex_: emptied buffers
+  std::mutex place_mutex_;  // held while placing: tree_, observer_ and placing_ are its holder's
+  std::vector<NamedStacks> placing_;
   uint64_t placed_by_worker_ = 0;  // the symbolising thread's; read after drain()
   WorkerQueue<Job> queue_;  // last: its thread starts after the members above exist
   std::vector<Job> filling_;

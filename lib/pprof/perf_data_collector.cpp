@@ -33,10 +33,10 @@ void PerfDataCollector::on_fold_abandoned() noexcept {
 }
 
 void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames,
-                                     size_t count, const FrameId* arena, const RawStackMemo& memo) {
+                                     size_t count, const RawStackMemo& memo) {
   if (finished_) throw std::logic_error("pprof export: a raw stack after the fold's weights");
   // The names of each frame-cache entry are copied the first time it is
-  // seen (the fold's arena may move once the call returns).
+  // seen (the fold's copy may move once the call returns).
   if (root_names_at_.size() <= root.frame) root_names_at_.resize(size_t(root.frame) + 1 + root_names_at_.size() / 2, kNone);
   uint32_t& root_names = root_names_at_[root.frame];
   if (root_names == kNone) {
@@ -45,20 +45,20 @@ void PerfDataCollector::on_raw_stack(uint32_t index, const RawStackRoot& root, c
     names.push_back(1);
     names.push_back(root.frame);
   }
-  if (by_object_) return add_by_object(index, root_index(root), frames, count, arena, memo, root.frame, root_names);
+  if (by_object_) return add_by_object(index, root_index(root), frames, count, memo, root.frame, root_names);
   // Per process: the rest waits for the location thread.
   filling_.stacks.push_back(BatchStack{index, root_index(root), uint32_t(filling_.frames.size()), uint32_t(count),
                                        root.frame, root_names});
   for (size_t i = 0; i < count; ++i) {
     const RawStackFrame& f = frames[i];
     filling_.frames.push_back(BatchFrame{f.address, f.kernel ? nullptr : f.map, f.names_start,
-                                         copy_names(f, arena) | (f.return_address ? kReturnAddress : 0), f.kernel});
+                                         copy_names(f) | (f.return_address ? kReturnAddress : 0), f.kernel});
   }
   if (filling_.frames.size() >= kHandOffFrames) hand_off();
 }
 
 // Where the names of f's frame-cache entry are in `names` (copied on first sight).
-uint32_t PerfDataCollector::copy_names(const RawStackFrame& f, const FrameId* arena) {
+uint32_t PerfDataCollector::copy_names(const RawStackFrame& f) {
   if (names_at_.size() <= f.names_start) names_at_.resize(size_t(f.names_start) + 1 + names_at_.size() / 2, kNone);
   uint32_t& at = names_at_[f.names_start];
   if (at == kNone) {
@@ -66,7 +66,7 @@ uint32_t PerfDataCollector::copy_names(const RawStackFrame& f, const FrameId* ar
       throw std::length_error("pprof export: too many frame names");
     at = uint32_t(names.size());
     names.push_back(f.name_count);
-    names.append(arena + f.names_start, f.name_count);
+    names.append(f.names, f.name_count);
   }
   return at;
 }
@@ -76,8 +76,7 @@ uint32_t PerfDataCollector::copy_names(const RawStackFrame& f, const FrameId* ar
 // with one access to a small array, on the symbolising thread itself. The
 // callers the stack shares with its memo slot come from the slot.
 void PerfDataCollector::add_by_object(uint32_t index, uint32_t root, const RawStackFrame* frames, size_t count,
-                                      const FrameId* arena, const RawStackMemo& memo, FrameId root_frame,
-                                      uint32_t root_names) {
+                                      const RawStackMemo& memo, FrameId root_frame, uint32_t root_names) {
   if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
   if (stack_locs.size() + count + memo.reused + 1 > UINT32_MAX)
     throw std::length_error("pprof export: over 4 G stack frames");
@@ -89,7 +88,7 @@ void PerfDataCollector::add_by_object(uint32_t index, uint32_t root, const RawSt
   r.root = root;
   r.locs_start = uint32_t(stack_locs.size());
   r.locs_count = uint32_t(count + memo.reused + 1);
-  for (size_t i = 0; i < count; ++i) stack_locs.push_back(object_location(frames[i], arena));
+  for (size_t i = 0; i < count; ++i) stack_locs.push_back(object_location(frames[i]));
   for (size_t j = memo.reused; j-- > 0;) stack_locs.push_back(slot[j]);
   stack_locs.push_back(root_location(root_frame, root_names));
   slot.resize(memo.kept);
@@ -97,12 +96,12 @@ void PerfDataCollector::add_by_object(uint32_t index, uint32_t root, const RawSt
   for (size_t j = memo.reused; j < memo.kept; ++j) slot[j] = leaf_first[count - 1 - (j - memo.reused)];
 }
 
-uint32_t PerfDataCollector::object_location(const RawStackFrame& f, const FrameId* arena) {
+uint32_t PerfDataCollector::object_location(const RawStackFrame& f) {
   const uint32_t names_flag = f.return_address ? kReturnAddress : 0;
   if (!f.kernel && !f.map) {
     // Outside any mapping: all such addresses share one frame-cache entry
     // ("[unknown]"), so the address is in the key.
-    BatchFrame b{f.address, nullptr, f.names_start, copy_names(f, arena) | names_flag, false};
+    BatchFrame b{f.address, nullptr, f.names_start, copy_names(f) | names_flag, false};
     unmapped_table_.reserve_for(unmapped_table_.size() + 1, 3, 4);
     return unmapped_location(b, unmapped_hash(f.address, f.names_start));
   }
@@ -115,7 +114,7 @@ uint32_t PerfDataCollector::object_location(const RawStackFrame& f, const FrameI
   if (!f.kernel && f.map->is_file_backed())
     address = f.address - f.map->start + mappings[mapping].start;  // the same file offset in the object's mapping
   loc = uint32_t(locations.size());
-  locations.push_back(LocationCopy{address, mapping, copy_names(f, arena) | names_flag});
+  locations.push_back(LocationCopy{address, mapping, copy_names(f) | names_flag});
   return loc;
 }
 

@@ -76,7 +76,7 @@ class PerfDataCollector final : public FoldObserver {
   // every stack of the slot: only the frames the fold names are looked up.
   bool follows_memo() const override { return by_object_; }
   void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
-                    const FrameId* arena, const RawStackMemo& memo) override;
+                    const RawStackMemo& memo) override;
   // The mappings are copied while the fold's maps still live.
   void on_raw_stacks_done() override { finish(); }
   // The location thread reads the fold's maps: it is stopped (its queued
@@ -160,10 +160,10 @@ class PerfDataCollector final : public FoldObserver {
   uint32_t resolve(const BatchFrame& f, size_t window_frame);
   uint32_t root_location(FrameId root_frame, uint32_t root_names);
   // PprofAddresses::object: a raw stack's locations, found on the calling thread.
-  void add_by_object(uint32_t index, uint32_t root, const RawStackFrame* frames, size_t count, const FrameId* arena,
+  void add_by_object(uint32_t index, uint32_t root, const RawStackFrame* frames, size_t count,
                      const RawStackMemo& memo, FrameId root_frame, uint32_t root_names);
-  uint32_t object_location(const RawStackFrame& f, const FrameId* arena);
-  uint32_t copy_names(const RawStackFrame& f, const FrameId* arena);
+  uint32_t object_location(const RawStackFrame& f);
+  uint32_t copy_names(const RawStackFrame& f);
 
   // The fold's thread fills filling_; hand_off() queues it for the location
   // thread (waiting while kQueuedBatches are: the fold is faster at times,
@@ -180,8 +180,8 @@ class PerfDataCollector final : public FoldObserver {
   bool stopping_ = false;
   std::exception_ptr thread_error_;
   // Per fold frame-cache entry (a frame's names_start): where its names
-  // are in `names`, or kNone. Copied on first sight, as the fold's arena
-  // is valid during on_raw_stack only; 4 bytes an entry (it stays cached).
+  // are in `names`, or kNone. Copied on first sight, as the fold's names
+  // are valid during on_raw_stack only; 4 bytes an entry (it stays cached).
   GrowableArray<uint32_t> names_at_;
   std::vector<uint32_t> root_names_at_;  // the same per root frame
   std::vector<uint32_t> root_location_of_;  // per root frame: its location, or kNone (location thread)

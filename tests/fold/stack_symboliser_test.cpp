@@ -96,7 +96,7 @@ struct SymboliserFixture : ::testing::Test {
     keys.reserve(stacks.size());  // keys must not move while the thread may read them
     std::unique_ptr<SymbolisingThread> thread;
     if (threaded) thread = std::make_unique<SymbolisingThread>(sym, tree);
-    std::vector<uint32_t> records;
+    NamedStacks records;
     for (size_t i = 0; i < stacks.size(); ++i) {
       if (before_stack) before_stack(i, fresh);
       keys.push_back(key(fresh, &root, stacks[i]));
@@ -104,7 +104,7 @@ struct SymboliserFixture : ::testing::Test {
         thread->add(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
       } else {
         sym.symbolise(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid), records);
-        tree.place(records);
+        tree.place(records, nullptr);
         records.clear();
       }
     }

@@ -69,6 +69,7 @@ struct SyntheticFold {
         f.return_address = k > 0;
         f.names_start = entry;
         f.name_count = 1;
+        f.names = &arena[entry];
         frames.push_back(f);
       }
       if (i % 5 == 0) {  // a kernel frame and an unmapped (JIT) one
@@ -77,11 +78,13 @@ struct SyntheticFold {
         k.kernel = true;
         k.names_start = 4000 + uint32_t(i % 50);
         k.name_count = 1;
+        k.names = &arena[k.names_start];
         frames.insert(frames.begin(), k);
         RawStackFrame j;
         j.address = 0x7f0000000000ull + uint64_t(i % 700);
         j.names_start = 4050;
         j.name_count = 1;
+        j.names = &arena[j.names_start];
         frames.push_back(j);
       }
       stacks.push_back(frames);
@@ -97,7 +100,7 @@ struct SyntheticFold {
   void feed_raw_stacks(PerfDataCollector& c) const {
     for (size_t i = 0; i < stacks.size(); ++i) {
       if (c.follows_memo()) feed_with_memo(c, i);
-      else c.on_raw_stack(uint32_t(i), roots[i], stacks[i].data(), stacks[i].size(), arena.data(), RawStackMemo{});
+      else c.on_raw_stack(uint32_t(i), roots[i], stacks[i].data(), stacks[i].size(), RawStackMemo{});
     }
   }
 
@@ -115,7 +118,7 @@ struct SyntheticFold {
     const size_t fresh = st.size() - reused;
     memo.resize(reused);
     for (size_t k = fresh; k-- > 0 && (st[k].kernel || st[k].map);) memo.push_back(&st[k]);
-    c.on_raw_stack(uint32_t(i), roots[i], st.data(), fresh, arena.data(),
+    c.on_raw_stack(uint32_t(i), roots[i], st.data(), fresh,
                    RawStackMemo{uint32_t(t), uint32_t(reused), uint32_t(memo.size())});
   }
   mutable std::map<size_t, std::vector<const RawStackFrame*>> memos;
@@ -277,12 +280,12 @@ TEST(PerfDataCollector, AMemoOutOfStepIsALogicError) {
   const SyntheticFold fold(2, 2, 4);
   PerfDataCollector c(false, PprofAddresses::object);
   const std::vector<RawStackFrame>& st = fold.stacks[0];
-  EXPECT_THROW(c.on_raw_stack(0, fold.roots[0], st.data(), st.size(), fold.arena.data(), RawStackMemo{5, 1, 1}),
+  EXPECT_THROW(c.on_raw_stack(0, fold.roots[0], st.data(), st.size(), RawStackMemo{5, 1, 1}),
                std::logic_error);
-  EXPECT_THROW(c.on_raw_stack(0, fold.roots[0], st.data(), st.size(), fold.arena.data(),
+  EXPECT_THROW(c.on_raw_stack(0, fold.roots[0], st.data(), st.size(),
                               RawStackMemo{5, 0, uint32_t(st.size() + 1)}),
                std::logic_error);
-  c.on_raw_stack(0, fold.roots[0], st.data(), st.size(), fold.arena.data(), RawStackMemo{5, 0, 3});
+  c.on_raw_stack(0, fold.roots[0], st.data(), st.size(), RawStackMemo{5, 0, 3});
   EXPECT_EQ(c.raws[0].locs_count, st.size() + 1);
 }
 
@@ -324,9 +327,10 @@ TEST(PerfDataCollector, TheMainMappingIsTheHeaviestThreadsExecutable) {
         f.address = m < 0 ? 0xffffffff81000000ull : f.map->start + 0x10;
         f.names_start = uint32_t(m + 1);
         f.name_count = 1;
+        f.names = &arena[f.names_start];
         frames.push_back(f);
       }
-      c.on_raw_stack(uint32_t(t), root, frames.data(), frames.size(), arena.data(), RawStackMemo{uint32_t(t), 0, 0});
+      c.on_raw_stack(uint32_t(t), root, frames.data(), frames.size(), RawStackMemo{uint32_t(t), 0, 0});
       c.on_samples(uint32_t(t), 1, weights[t], NodeId(t + 1));
     }
     c.finish();
