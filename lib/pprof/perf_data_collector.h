@@ -124,7 +124,7 @@ class PerfDataCollector final : public FoldObserver {
 
  private:
   // A raw stack's frame as the fold handed it over, with where its names
-  // were copied to (names is only written by the fold's thread).
+  // were copied to (names is only written by the observer calls, one at a time).
   struct BatchFrame {  // 32 bytes
     uint64_t address;
     const MapEntry* map;  // MapEntry objects stay put and unchanged for the fold's lifetime
