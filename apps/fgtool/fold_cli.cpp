@@ -212,6 +212,9 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
       err << p << "symbolising: " << s.memo_frames << " of " << s.frames
           << " frames came from the path memo (callers shared with a recent stack), " << s.named_addresses
           << " addresses were symbolised, " << s.preloaded_objects << " objects opened ahead\n";
+    if (s.placed_stacks)
+      err << p << "symbolising thread: it placed " << s.placed_by_symbolising_thread << " of " << s.placed_stacks
+          << " new stacks in the tree, the folding thread the rest\n";
     if (o.view != FoldView::on_cpu)
       err << p << "off-CPU: " << s.off_cpu.switch_outs << " switch-outs, " << s.off_cpu.paired << " paired, "
           << s.off_cpu.closed_by_fallback << " closed by the next record, " << s.off_cpu.unfinished

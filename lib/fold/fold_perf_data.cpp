@@ -390,7 +390,10 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     ++window_drains_;
   }
   void stop_symbolising_thread() {
-    if (symbolising_) symbolising_->stop();
+    if (!symbolising_) return;
+    symbolising_->stop();
+    stats_.placed_stacks += symbolising_->stacks_placed();
+    stats_.placed_by_symbolising_thread += symbolising_->stacks_placed_by_symbolising_thread();
     symbolising_.reset();
   }
 

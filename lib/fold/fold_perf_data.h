@@ -167,6 +167,9 @@ struct FoldStats {
   uint64_t kernel_frames = 0, unknown_frames = 0, frames = 0;
   uint64_t memo_frames = 0, named_addresses = 0;  // SymboliserStats
   uint64_t preloaded_objects = 0;  // objects opened ahead on another thread and used (SymbolCache)
+  // Stacks placed in the tree while a symbolising thread ran, and how many
+  // of them that thread placed (SymbolisingThread).
+  uint64_t placed_stacks = 0, placed_by_symbolising_thread = 0;
   bool dwarf = false;
   UnwindStats unwind;
   std::string unwind_error;       // last libdwfl message, if any

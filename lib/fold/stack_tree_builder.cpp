@@ -7,10 +7,12 @@ namespace fg {
 StackTreeBuilder::StackTreeBuilder()
     : memo_nodes_(std::make_unique<NodeId[]>(StackSymboliser::kMemoSlots * StackSymboliser::kMemoDepth)) {}
 
-void StackTreeBuilder::place(const std::vector<uint32_t>& records) {
+size_t StackTreeBuilder::place(const std::vector<uint32_t>& records) {
   const uint32_t* p = records.data();
   const uint32_t* end = p + records.size();
-  while (p < end) p = place_one(p, end);
+  size_t stacks = 0;
+  for (; p < end; ++stacks) p = place_one(p, end);
+  return stacks;
 }
 
 // One record: the path starts at the memo's node or below the root frame,

@@ -23,12 +23,14 @@ class StackTreeBuilder {
 
   // Places every SymbolisedStack record in `records`, in the order
   // StackSymboliser made them (the path memo's slots are replayed).
-  void place(const std::vector<uint32_t>& records);
+  // Returns how many.
+  size_t place(const std::vector<uint32_t>& records);
   // The same for symbolise's output; then tells `observer` (if any) of the
   // stacks, in the same order, on this thread.
-  void place(NamedStacks& named, FoldObserver* observer) {
-    place(named.records);
+  size_t place(NamedStacks& named, FoldObserver* observer) {
+    const size_t stacks = place(named.records);
     if (observer) named.tell(*observer);
+    return stacks;
   }
   // Where raw stack idx's path ends (after place() got its record).
   NodeId node_of(uint32_t idx) const { return stack_nodes_[idx]; }

@@ -68,9 +68,11 @@ class SymbolisingThread {
   }
   void stop() { queue_.stop(); }
 
-  // Batches the symbolising thread placed itself (the rest were the folding
-  // thread's): how the tree walk was shared. Call after drain().
-  uint64_t batches_placed_by_symbolising_thread() const { return placed_by_worker_; }
+  // Stacks placed in the tree, and how many of them the symbolising thread
+  // placed itself (the rest were the folding thread's): how the tree walk
+  // was shared. Call after drain() or stop().
+  uint64_t stacks_placed() const { return placed_; }
+  uint64_t stacks_placed_by_symbolising_thread() const { return placed_by_worker_; }
 
  private:
   struct Job {
@@ -120,7 +122,7 @@ class SymbolisingThread {
   // Every batch named so far into the tree, in order (one placer at a time,
   // each taking the oldest batches); their buffers go back for reuse (no
   // allocation once warm). wait: block while the other thread places;
-  // otherwise leave the batches to it. Returns how many batches it placed.
+  // otherwise leave the batches to it. Returns how many stacks it placed.
   size_t place_named(bool wait) {
     std::unique_lock<std::mutex> placer(place_mutex_, std::defer_lock);
     if (wait) placer.lock();
@@ -129,16 +131,17 @@ class SymbolisingThread {
       std::lock_guard<std::mutex> lock(named_mutex_);
       placing_.swap(named_);
     }
-    const size_t batches = placing_.size();
-    if (!batches) return 0;
+    if (placing_.empty()) return 0;
+    size_t stacks = 0;
     for (NamedStacks& named : placing_) {
-      tree_.place(named, observer_);
+      stacks += tree_.place(named, observer_);
       named.clear();
     }
+    placed_ += stacks;
     std::lock_guard<std::mutex> lock(named_mutex_);
     for (NamedStacks& named : placing_) spare_.push_back(std::move(named));
     placing_.clear();
-    return batches;
+    return stacks;
   }
 
   StackTreeBuilder& tree_;
@@ -148,6 +151,7 @@ class SymbolisingThread {
   std::vector<NamedStacks> spare_;  // under named_mutex_: emptied buffers
   std::mutex place_mutex_;  // held while placing: tree_, observer_ and placing_ are its holder's
   std::vector<NamedStacks> placing_;
+  uint64_t placed_ = 0;            // under place_mutex_
   uint64_t placed_by_worker_ = 0;  // the symbolising thread's; read after drain()
   WorkerQueue<Job> queue_;  // last: its thread starts after the members above exist
   std::vector<Job> filling_;

@@ -110,7 +110,8 @@ struct SymboliserFixture : ::testing::Test {
     }
     if (thread) {
       thread->drain();
-      batches_placed_by_symbolising_thread = thread->batches_placed_by_symbolising_thread();
+      stacks_placed_by_symbolising_thread = thread->stacks_placed_by_symbolising_thread();
+      stacks_placed = thread->stacks_placed();
       thread->stop();
     }
     for (size_t i = 0; i < stacks.size(); ++i) tree.profile().add_self(tree.node_of(uint32_t(i)), 1);
@@ -127,7 +128,7 @@ struct SymboliserFixture : ::testing::Test {
   uint64_t boundary = 0;    // a function's first byte, right after another's last
   bool dwarf_keys = false;  // keys as a DWARF sample's (user frames unwound)
   SymboliserStats stats;
-  uint64_t batches_placed_by_symbolising_thread = 0;  // of the last threaded fold
+  uint64_t stacks_placed = 0, stacks_placed_by_symbolising_thread = 0;  // of the last threaded fold
 };
 
 TEST_F(SymboliserFixture, NamesFunctionsFromTheElfFile) {
@@ -229,7 +230,8 @@ TEST_F(SymboliserFixture, EitherThreadPlacesAndTheProfileIsTheSame) {
     if (i % SymbolisingThread::kBatch == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   };
   EXPECT_EQ(fold(stacks, true, pause), inline_text);
-  EXPECT_GT(batches_placed_by_symbolising_thread, 0u);
+  EXPECT_EQ(stacks_placed, stacks.size());
+  EXPECT_GT(stacks_placed_by_symbolising_thread, 0u);
   // Pauses only now and then: some batches each way.
   auto now_and_then = [](size_t i, ProcessTable&) {
     if (i % (5 * SymbolisingThread::kBatch) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
