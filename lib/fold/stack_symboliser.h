@@ -178,6 +178,8 @@ class StackSymboliser {
   void push_frame(std::string_view name, bool kernel, bool jit, const MapEntry* map);
   bool any_resolved() const;
   uint64_t object_of(const MapEntry& m);
+  static constexpr uint64_t kNotAnObject = MapEntry::kNoObject - 1;  // in MapEntry::object_slot
+  uint64_t object_or_none(const MapEntry& m);
   std::string_view build_id_from_feature(std::string_view path);
 
   const FoldOptions& options_;
