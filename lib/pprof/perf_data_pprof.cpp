@@ -2,6 +2,7 @@
 // then the profile built from the fold and what the collector saw.
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cmath>
 #include <future>
 #include <memory>
@@ -9,6 +10,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "folded/hash.h"
+#include "folded/open_table.h"
 #include "pprof/export_parts.h"
 #include "pprof/perf_data_collector.h"
 #include "pprof/perf_wall_clock.h"
@@ -414,18 +417,18 @@ class PerfDataPprof {
                                const PerfDataCollector::RawStack& raw, const PerfDataCollector::Root& root) {
     const uint64_t label_key = (uint64_t(raw.root) << 32) ^ node_key;
     if (last_labels_ && label_key == last_label_key_) return *last_labels_;
-    auto [it, fresh] = label_bytes_.try_emplace(label_key);
     last_label_key_ = label_key;
-    last_labels_ = &it->second;
-    if (fresh) {
-      sample_labels_.clear();
-      sample_labels_.push_back(Label{k_comm_, b_.string_id(root.comm), 0, 0});
-      sample_labels_.push_back(Label{k_pid_, 0, root.pid, 0});
-      sample_labels_.push_back(Label{k_tid_, 0, root.tid, 0});
-      labels_->append(w.node, sample_labels_);
-      it->second = b_.encode_labels(sample_labels_.data(), sample_labels_.size());
-    }
-    return it->second;
+    const uint64_t hash = detail::mix64(label_key);
+    auto same = [label_key](const LabelSlot& s) { return s.key == label_key; };
+    if (const LabelSlot* known = label_slots_.find(hash, same)) return *(last_labels_ = &label_bytes_[known->index]);
+    sample_labels_.clear();
+    sample_labels_.push_back(Label{k_comm_, b_.string_id(root.comm), 0, 0});
+    sample_labels_.push_back(Label{k_pid_, 0, root.pid, 0});
+    sample_labels_.push_back(Label{k_tid_, 0, root.tid, 0});
+    labels_->append(w.node, sample_labels_);
+    label_slots_.insert_new(hash, LabelSlot{label_key, uint32_t(label_bytes_.size())});
+    label_bytes_.push_back(b_.encode_labels(sample_labels_.data(), sample_labels_.size()));
+    return *(last_labels_ = &label_bytes_.back());
   }
 
   const std::string& path_;
@@ -464,7 +467,20 @@ class PerfDataPprof {
   std::vector<uint64_t> locs_;
   const SampleLabels* labels_ = nullptr;
   int64_t k_comm_ = 0, k_pid_ = 0, k_tid_ = 0;
-  std::unordered_map<uint64_t, std::string> label_bytes_;  // node-based: the strings stay put
+  // Encoded labels per (thread, node label key): found in an OpenTable
+  // (std::unordered_map's lookups were 3% of a large export's samples); a
+  // deque, as the strings must stay put (last_labels_).
+  struct LabelSlot {
+    uint64_t key;
+    uint32_t index;  // into label_bytes_; kNone: empty
+  };
+  struct LabelSlotPolicy {
+    static bool empty(const LabelSlot& s) { return s.index == PerfDataCollector::kNone; }
+    static LabelSlot empty_slot() { return LabelSlot{0, PerfDataCollector::kNone}; }
+    static uint64_t rehash(const LabelSlot& s) { return detail::mix64(s.key); }
+  };
+  OpenTable<LabelSlot, LabelSlotPolicy> label_slots_;
+  std::deque<std::string> label_bytes_;
   uint64_t last_label_key_ = 0;
   const std::string* last_labels_ = nullptr;
   std::vector<Label> sample_labels_;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include <protozero/pbf_builder.hpp>
+#include <protozero/varint.hpp>
 
 #include "pprof/pprof_gzip.h"
 #include "pprof/profile_fields.h"
@@ -29,6 +30,20 @@ void add_labels(protozero::pbf_builder<pf::Sample>& b, const PprofBuilder::Label
       if (labels[i].num_unit) l.add_int64(pf::Label::num_unit, labels[i].num_unit);
     }
   }
+}
+
+// A packed repeated varint field: the values through protozero's encoder
+// into `buffer` (grown as needed), then the field at once. protozero's
+// add_packed_* append to the std::string a byte at a time, each with a
+// capacity check, and move the bytes when the length is known: half of a
+// large export's sample encoding (busy3.data). The bytes are the same.
+template <class Builder, class Tag, class T>
+void add_packed_varints(Builder& b, Tag tag, const T* values, size_t count, std::string& buffer) {
+  if (!count) return;
+  if (buffer.size() < count * protozero::max_varint_length) buffer.resize(count * protozero::max_varint_length);
+  char* p = buffer.data();
+  for (size_t i = 0; i < count; ++i) p += protozero::add_varint_to_buffer(p, uint64_t(values[i]));
+  b.add_bytes(tag, buffer.data(), size_t(p - buffer.data()));
 }
 
 }  // namespace
@@ -158,8 +173,8 @@ void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_coun
     // must happen before the bytes can be shipped (ship_full_samples).
     protozero::pbf_builder<pf::Profile> top(samples_bytes_);
     protozero::pbf_builder<pf::Sample> b(top, pf::Profile::sample);
-    if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
-    if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
+    add_packed_varints(b, pf::Sample::location_id, location_ids, location_count, packed_);
+    add_packed_varints(b, pf::Sample::value, values, value_count, packed_);
     add_labels(b, labels, label_count);
   }
   ++samples_;
@@ -178,8 +193,8 @@ void PprofBuilder::add_sample(const uint64_t* location_ids, size_t location_coun
   scratch_.clear();
   {
     protozero::pbf_builder<pf::Sample> b(scratch_);
-    if (location_count) b.add_packed_uint64(pf::Sample::location_id, location_ids, location_ids + location_count);
-    if (value_count) b.add_packed_int64(pf::Sample::value, values, values + value_count);
+    add_packed_varints(b, pf::Sample::location_id, location_ids, location_count, packed_);
+    add_packed_varints(b, pf::Sample::value, values, value_count, packed_);
   }
   scratch_.append(encoded_labels.data(), encoded_labels.size());
   {

@@ -114,6 +114,7 @@ class PprofBuilder {
   int64_t time_nanos_ = 0, duration_nanos_ = 0;
   std::vector<int64_t> comments_;
   std::string scratch_, location_scratch_[2];
+  std::string packed_;  // add_sample's packed fields, encoded
   // compress_while_building: the gzip members of the samples shipped so far, in order.
   void ship_full_samples();
   int stream_level_ = -1;
