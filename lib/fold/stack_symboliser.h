@@ -69,7 +69,6 @@ struct NamedStacks {
   std::vector<RawStackFrame> frames;
   std::vector<uint32_t> names_at;
 
-  bool empty() const { return records.empty(); }
   void clear() {
     records.clear();
     stacks.clear();

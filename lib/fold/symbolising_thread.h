@@ -4,9 +4,10 @@
 // meanwhile). The named stacks that come back are placed into the tree
 // (StackTreeBuilder) by whichever thread has time: the symbolising thread
 // when it has no stacks waiting, the folding thread otherwise, one at a time
-// and in order. That thread also tells the fold's observer of them. It waits (drain) only when it must: before the kernel
-// symbols change, before the raw-stack table forgets its keys, and before
-// it reads the results.
+// and in order. That thread also tells the fold's observer of them. The
+// folding thread waits (drain) only when it must: before the kernel symbols
+// change, before the raw-stack table forgets its keys, and before it reads
+// the results.
 // Owning threads: the folding thread calls every method; the symbolising
 // thread (started by the constructor) owns the StackSymboliser until
 // drain() or stop() returns; the StackTreeBuilder belongs to the holder of
@@ -127,15 +128,23 @@ class SymbolisingThread {
     std::unique_lock<std::mutex> placer(place_mutex_, std::defer_lock);
     if (wait) placer.lock();
     else if (!placer.try_lock()) return 0;
+    // After a failure (the observer's limits, a bug) nothing more is placed:
+    // what follows would go in out of order. The error ends the fold.
+    if (place_failed_) return 0;
     {
       std::lock_guard<std::mutex> lock(named_mutex_);
       placing_.swap(named_);
     }
     if (placing_.empty()) return 0;
     size_t stacks = 0;
-    for (NamedStacks& named : placing_) {
-      stacks += tree_.place(named, observer_);
-      named.clear();
+    try {
+      for (NamedStacks& named : placing_) {
+        stacks += tree_.place(named, observer_);
+        named.clear();
+      }
+    } catch (...) {
+      place_failed_ = true;
+      throw;
     }
     placed_ += stacks;
     std::lock_guard<std::mutex> lock(named_mutex_);
@@ -152,6 +161,7 @@ class SymbolisingThread {
   std::mutex place_mutex_;  // held while placing: tree_, observer_ and placing_ are its holder's
   std::vector<NamedStacks> placing_;
   uint64_t placed_ = 0;            // under place_mutex_
+  bool place_failed_ = false;      // under place_mutex_
   uint64_t placed_by_worker_ = 0;  // the symbolising thread's; read after drain()
   WorkerQueue<Job> queue_;  // last: its thread starts after the members above exist
   std::vector<Job> filling_;

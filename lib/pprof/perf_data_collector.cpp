@@ -73,7 +73,7 @@ uint32_t PerfDataCollector::copy_names(const RawStackFrame& f) {
 
 // The fold's frame-cache entry is one object offset (or one kernel or JIT
 // address): with locations keyed by object offset it is the location, found
-// with one access to a small array, on the symbolising thread itself. The
+// with one access to a small array, on the observer calls' thread. The
 // callers the stack shares with its memo slot come from the slot.
 void PerfDataCollector::add_by_object(uint32_t index, uint32_t root, const RawStackFrame* frames, size_t count,
                                       const RawStackMemo& memo, FrameId root_frame, uint32_t root_names) {

@@ -2,8 +2,8 @@
 // then the profile built from the fold and what the collector saw.
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <cmath>
+#include <deque>
 #include <future>
 #include <memory>
 #include <stdexcept>

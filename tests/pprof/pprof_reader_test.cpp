@@ -142,6 +142,52 @@ TEST(PprofBuilder, StreamedGzipIsThePlainEncoding) {
   EXPECT_GT(a.total(), 0.0);
 }
 
+// Packed location ids and values of every varint length (1 to 10 bytes,
+// negative values included), through both add_sample overloads, decode with
+// protozero's reader as they were given, and a sample with none of either
+// has no such field.
+TEST(PprofBuilder, PackedSampleFieldsDecodeAsGiven) {
+  PprofBuilder b;
+  b.add_sample_type("cpu", "nanoseconds");
+  b.add_sample_type("samples", "count");
+  std::vector<uint64_t> ids;
+  for (int bits = 0; bits < 64; bits += 7) ids.push_back((uint64_t(1) << bits) + uint64_t(bits));
+  ids.push_back(~uint64_t(0));
+  const int64_t values[2] = {-5, int64_t(1) << 62};
+  const PprofBuilder::Label lab{b.string_id("comm"), b.string_id("app"), 0, 0};
+  b.add_sample(ids.data(), ids.size(), values, 2, &lab, 1);
+  b.add_sample(ids.data() + 3, 2, values + 1, 1, b.encode_labels(&lab, 1));
+  b.add_sample(nullptr, 0, nullptr, 0, &lab, 1);
+  const std::string raw = b.encode();
+  std::vector<std::pair<std::vector<uint64_t>, std::vector<int64_t>>> samples;
+  size_t labels = 0;
+  protozero::pbf_message<pprof_fields::Profile> top(raw);
+  while (top.next(pprof_fields::Profile::sample)) {
+    protozero::pbf_message<pprof_fields::Sample> sm(top.get_message());
+    samples.emplace_back();
+    while (sm.next()) {
+      if (sm.tag() == pprof_fields::Sample::location_id) {
+        auto r = sm.get_packed_uint64();
+        samples.back().first.assign(r.begin(), r.end());
+      } else if (sm.tag() == pprof_fields::Sample::value) {
+        auto r = sm.get_packed_int64();
+        samples.back().second.assign(r.begin(), r.end());
+      } else {
+        ++labels;
+        sm.skip();
+      }
+    }
+  }
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_EQ(samples[0].first, ids);
+  EXPECT_EQ(samples[0].second, std::vector<int64_t>(values, values + 2));
+  EXPECT_EQ(samples[1].first, std::vector<uint64_t>(ids.begin() + 3, ids.begin() + 5));
+  EXPECT_EQ(samples[1].second, std::vector<int64_t>{values[1]});
+  EXPECT_TRUE(samples[2].first.empty());
+  EXPECT_TRUE(samples[2].second.empty());
+  EXPECT_EQ(labels, 3u);
+}
+
 TEST(PprofReader, SampleIndexAndTags) {
   std::string pb = small_profile(true);
   FoldedProfile a;
