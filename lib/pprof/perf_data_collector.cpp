@@ -244,7 +244,7 @@ void PerfDataCollector::add_window(const Batch& b, size_t first_stack, size_t en
       mapped_table_.prefetch(p.hash);
       continue;
     }
-    p.mapping = mapping_index(f);
+    // Outside any mapping (mapping kNone): keyed by its address.
     p.answer = Answer::hashed;
     p.hash = unmapped_hash(f.address, f.names_start);
     unmapped_table_.prefetch(p.hash);

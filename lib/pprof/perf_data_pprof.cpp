@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <deque>
 #include <future>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
-#include "folded/hash.h"
-#include "folded/open_table.h"
 #include "pprof/export_parts.h"
 #include "pprof/perf_data_collector.h"
 #include "pprof/perf_wall_clock.h"
@@ -417,18 +414,18 @@ class PerfDataPprof {
                                const PerfDataCollector::RawStack& raw, const PerfDataCollector::Root& root) {
     const uint64_t label_key = (uint64_t(raw.root) << 32) ^ node_key;
     if (last_labels_ && label_key == last_label_key_) return *last_labels_;
+    auto [it, fresh] = label_bytes_.try_emplace(label_key);
     last_label_key_ = label_key;
-    const uint64_t hash = detail::mix64(label_key);
-    auto same = [label_key](const LabelSlot& s) { return s.key == label_key; };
-    if (const LabelSlot* known = label_slots_.find(hash, same)) return *(last_labels_ = &label_bytes_[known->index]);
-    sample_labels_.clear();
-    sample_labels_.push_back(Label{k_comm_, b_.string_id(root.comm), 0, 0});
-    sample_labels_.push_back(Label{k_pid_, 0, root.pid, 0});
-    sample_labels_.push_back(Label{k_tid_, 0, root.tid, 0});
-    labels_->append(w.node, sample_labels_);
-    label_slots_.insert_new(hash, LabelSlot{label_key, uint32_t(label_bytes_.size())});
-    label_bytes_.push_back(b_.encode_labels(sample_labels_.data(), sample_labels_.size()));
-    return *(last_labels_ = &label_bytes_.back());
+    last_labels_ = &it->second;
+    if (fresh) {
+      sample_labels_.clear();
+      sample_labels_.push_back(Label{k_comm_, b_.string_id(root.comm), 0, 0});
+      sample_labels_.push_back(Label{k_pid_, 0, root.pid, 0});
+      sample_labels_.push_back(Label{k_tid_, 0, root.tid, 0});
+      labels_->append(w.node, sample_labels_);
+      it->second = b_.encode_labels(sample_labels_.data(), sample_labels_.size());
+    }
+    return it->second;
   }
 
   const std::string& path_;
@@ -467,20 +464,7 @@ class PerfDataPprof {
   std::vector<uint64_t> locs_;
   const SampleLabels* labels_ = nullptr;
   int64_t k_comm_ = 0, k_pid_ = 0, k_tid_ = 0;
-  // Encoded labels per (thread, node label key): found in an OpenTable
-  // (std::unordered_map's lookups were 3% of a large export's samples); a
-  // deque, as the strings must stay put (last_labels_).
-  struct LabelSlot {
-    uint64_t key;
-    uint32_t index;  // into label_bytes_; kNone: empty
-  };
-  struct LabelSlotPolicy {
-    static bool empty(const LabelSlot& s) { return s.index == PerfDataCollector::kNone; }
-    static LabelSlot empty_slot() { return LabelSlot{0, PerfDataCollector::kNone}; }
-    static uint64_t rehash(const LabelSlot& s) { return detail::mix64(s.key); }
-  };
-  OpenTable<LabelSlot, LabelSlotPolicy> label_slots_;
-  std::deque<std::string> label_bytes_;
+  std::unordered_map<uint64_t, std::string> label_bytes_;  // node-based: the strings stay put
   uint64_t last_label_key_ = 0;
   const std::string* last_labels_ = nullptr;
   std::vector<Label> sample_labels_;

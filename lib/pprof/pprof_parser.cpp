@@ -62,7 +62,6 @@ const char* wire_name(pbf_wire_type t) {
   }
 }
 
-
 // Places the samples' stacks in the profile's tree, on the calling thread
 // or, for a profile of many samples, on a worker thread while the caller
 // goes on decoding samples: the decoder only interns names, this only walks

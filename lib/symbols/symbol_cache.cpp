@@ -82,7 +82,6 @@ bool read_whole_file(const std::string& path, std::string& out, std::string* err
   return true;
 }
 
-
 }  // namespace
 
 SymbolCache::SymbolCache(SymbolOptions options) : options_(std::move(options)) {
