@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "fold/sample_selection.h"
@@ -95,7 +96,7 @@ struct SymboliserFixture : ::testing::Test {
     std::vector<std::vector<uint64_t>> keys;
     keys.reserve(stacks.size());  // keys must not move while the thread may read them
     std::unique_ptr<SymbolisingThread> thread;
-    if (threaded) thread = std::make_unique<SymbolisingThread>(sym, tree);
+    if (threaded) thread = std::make_unique<SymbolisingThread>(sym, tree, options.observer);
     NamedStacks records;
     for (size_t i = 0; i < stacks.size(); ++i) {
       if (before_stack) before_stack(i, fresh);
@@ -104,7 +105,7 @@ struct SymboliserFixture : ::testing::Test {
         thread->add(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid));
       } else {
         sym.symbolise(uint32_t(i), keys.back().data(), kPid, fresh.process(kPid), records);
-        tree.place(records, nullptr);
+        tree.place(records, options.observer);
         records.clear();
       }
     }
@@ -238,6 +239,38 @@ TEST_F(SymboliserFixture, EitherThreadPlacesAndTheProfileIsTheSame) {
   };
   EXPECT_EQ(fold(stacks, true, now_and_then), inline_text);
   EXPECT_EQ(fold(stacks, true), inline_text);
+}
+
+// An observer that refuses a stack (as the pprof collector does past its
+// limits) ends the fold with its error, inline or with the stacks placed
+// by either thread; nothing is placed or told after it.
+TEST_F(SymboliserFixture, AnObserversErrorEndsTheFoldAndNothingIsToldAfterIt) {
+  struct Refusing : FoldObserver {
+    uint32_t told = 0, last = 0;
+    void on_raw_stack(uint32_t index, const RawStackRoot&, const RawStackFrame*, size_t, const RawStackMemo&) override {
+      EXPECT_EQ(index, told) << "out of order";
+      last = index;
+      if (++told == 700) throw std::length_error("refused stack 699");
+    }
+    void on_samples(uint32_t, uint64_t, double, NodeId) override {}
+    void on_off_cpu(uint32_t, uint64_t, uint64_t, FrameId, NodeId) override {}
+  };
+  std::vector<std::vector<StackAddress>> stacks;
+  for (uint64_t i = 0; i < 3000; ++i)
+    stacks.push_back({{kJitStart + i, false, false}, {main_address + 1 + (i % 7), false, true}});
+  for (bool threaded : {false, true}) {
+    Refusing refusing;
+    options.observer = &refusing;
+    try {
+      fold(stacks, threaded);
+      ADD_FAILURE() << "no error, threaded " << threaded;
+    } catch (const std::length_error& e) {
+      EXPECT_STREQ(e.what(), "refused stack 699");
+    }
+    EXPECT_EQ(refusing.told, 700u) << "threaded " << threaded;
+    EXPECT_EQ(refusing.last, 699u);
+    options.observer = nullptr;
+  }
 }
 
 // Callers shared with an earlier stack of the root come from its memo: the
