@@ -78,7 +78,7 @@ size_t StackSymboliser::frame_keys(const StackKeyView& key, size_t end, int32_t 
     fr.named.return_address = naming_call_site(fr.address, key);
     fr.key = frame_key(fr.named, pid, maps, &fr.map);
     fr.hash = detail::hash_pair(fr.key.a, fr.key.b);
-    frame_cache_.prefetch(fr.hash);
+    frame_cache(fr.hash).prefetch(fr.hash);
     if (!fr.address.kernel) {
       if (!fr.map && user_seen) {
         *cut = true;
@@ -247,12 +247,13 @@ StackSymboliser::FrameSpan StackSymboliser::append_frames(const StackFrame& f, i
   const uint64_t hash = f.hash;
   auto same = [&](const FrameSlot& s) { return s.key.a == f.key.a && s.key.b == f.key.b; };
   FrameSpan sp;
-  if (const FrameSlot* cached = frame_cache_.find(hash, same)) {
+  FrameCache& cache = frame_cache(hash);
+  if (const FrameSlot* cached = cache.find(hash, same)) {
     sp = cached->span;
   } else {
     sp = name_address(f.named, f.map, pid);
     ++stats_.named_addresses;
-    frame_cache_.insert_new(hash, FrameSlot{f.key, sp});
+    cache.insert_new(hash, FrameSlot{f.key, sp});
   }
   out.push_back(sp.count);
   for (uint32_t i = 0; i < sp.count; ++i) out.push_back(frame_arena_[sp.start + i]);
