@@ -126,13 +126,15 @@ bool whole_file_mapping(uintptr_t start, uintptr_t end) {
   return found;
 }
 
-void release_mapped_pages(Elf* elf) {
+// The Elf's whole-file mapping, rounded to pages, if it may be released;
+// else {nullptr, 0}.
+std::pair<char*, size_t> releasable_mapping(Elf* elf) {
   size_t size = 0;
   char* raw = elf ? elf_rawfile(elf, &size) : nullptr;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-  if (!raw || size < 16 * page || uintptr_t(raw) % page != 0) return;
-  if (!whole_file_mapping(uintptr_t(raw), uintptr_t(raw) + size)) return;
-  madvise(raw, (size + page - 1) & ~(page - 1), MADV_DONTNEED);
+  if (!raw || size < 16 * page || uintptr_t(raw) % page != 0) return {nullptr, 0};
+  if (!whole_file_mapping(uintptr_t(raw), uintptr_t(raw) + size)) return {nullptr, 0};
+  return {raw, (size + page - 1) & ~(page - 1)};
 }
 
 }  // namespace
@@ -230,9 +232,20 @@ bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
   if (!report_to_dwfl(problem)) return false;
   build_symbol_table();
   debug_file_ = callback_state_->used_debug_file;
-  for (Elf* e : symbol_elves_) release_mapped_pages(e);
+  for (Elf* e : symbol_elves_) {
+    const auto [start, size] = releasable_mapping(e);
+    if (start) releasable_.push_back(MappedFile{start, size});
+  }
   symbol_elves_.clear();
+  release_mapped_pages();
   return true;
+}
+
+// The mappings stay valid until dwfl_end (~ElfObject): the Elfs are the
+// libdwfl module's files, reported once in report_to_dwfl and freed only with
+// the Dwfl. (A range unmapped and reused by anonymous memory would be zeroed.)
+void ElfObject::release_mapped_pages() const {
+  for (const MappedFile& m : releasable_) madvise(m.start, m.size, MADV_DONTNEED);
 }
 
 bool ElfObject::read_elf_headers(std::string* problem) {

@@ -96,6 +96,11 @@ class ElfObject {
   // Where the symbol table came from, e.g. ".symtab", ".dynsym", ".dynsym+.gnu_debugdata".
   const std::string& symtab_source() const { return symtab_source_; }
 
+  // Hands the file pages read since load() (symbol names, as they are
+  // looked up) back to the kernel again, as load() did after building the
+  // symbol table; later reads fault them back in from the page cache.
+  void release_mapped_pages() const;
+
  private:
   ElfObject() = default;
   bool load(std::string_view expected_build_id, std::string* problem);
@@ -105,6 +110,13 @@ class ElfObject {
   bool report_to_dwfl(std::string* problem);
   void build_symbol_table();
   std::vector<Elf*> symbol_elves_;  // the Elfs build_symbol_table read (release_mapped_pages)
+  // The mappings of those Elfs that may be released (file-backed, whole):
+  // checked once, at load.
+  struct MappedFile {
+    char* start;
+    size_t size;
+  };
+  std::vector<MappedFile> releasable_;
   void add_plt_symbols(std::vector<ElfSymbol>& out);
   const std::vector<CuSubprogram>& cu_subprograms(Dwarf_Die* cu) const;
 

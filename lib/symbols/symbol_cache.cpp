@@ -33,6 +33,8 @@ struct SymbolCache::Object {
   // symbol was 12 MB on a busy system-wide recording).
   std::unordered_map<uint32_t, std::string_view> names;
   uint64_t lookups = 0, unresolved = 0;
+  // Names read from the file's mapping since its pages were last released.
+  uint32_t names_since_release = 0;
 };
 
 struct SymbolCache::Jit {
@@ -360,6 +362,15 @@ std::string_view SymbolCache::symbol_name(Object& obj, size_t index) {
       slot = intern(folded_safe_name(name));
     } else {
       slot = display_name(sym.name);
+    }
+    // Each name read faults in pages of the file's string table (the
+    // kernel maps 64 KB around a fault), and they stayed: on a busy
+    // recording, 23 MB of the fold's 150 MB peak (node's names alone 8 MB).
+    // Names are read once (kept in `names`), so releasing the pages every
+    // names_per_release names bounds them, at the cost of one madvise.
+    if (options_.names_per_release && ++obj.names_since_release >= options_.names_per_release) {
+      obj.names_since_release = 0;
+      obj.elf->release_mapped_pages();
     }
   }
   return slot;

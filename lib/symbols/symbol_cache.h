@@ -38,6 +38,10 @@ struct SymbolOptions {
   bool debuginfod = false;       // false: DEBUGINFOD_URLS is cleared (process-wide) so
                                  // libdwfl never queries a server
   std::string jit_map_dir = "/tmp";  // where perf-PID.map files are read from
+  // An object's file pages are handed back to the kernel after this many
+  // of its symbol names were read (each read faults in up to 64 KB of its
+  // string table); 0 = never after the symbol table is built.
+  uint32_t names_per_release = 32;
 };
 
 struct ObjectKey {
