@@ -230,13 +230,11 @@ bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
   }
 
   if (!report_to_dwfl(problem)) return false;
-  build_symbol_table();
-  debug_file_ = callback_state_->used_debug_file;
-  for (Elf* e : symbol_elves_) {
+  for (Elf* e : build_symbol_table()) {
     const auto [start, size] = releasable_mapping(e);
     if (start) releasable_.push_back(MappedFile{start, size});
   }
-  symbol_elves_.clear();
+  debug_file_ = callback_state_->used_debug_file;
   release_mapped_pages();
   return true;
 }
@@ -339,9 +337,10 @@ const std::string& ElfObject::debug_file() const {
   return used.empty() ? debug_file_ : used;
 }
 
-void ElfObject::build_symbol_table() {
+std::vector<Elf*> ElfObject::build_symbol_table() {
   int n = dwfl_module_getsymtab(module_);
-  if (Dwarf_Addr b; Elf* e = dwfl_module_getelf(module_, &b)) symbol_elves_.push_back(e);
+  std::vector<Elf*> symbol_elves;
+  if (Dwarf_Addr b; Elf* e = dwfl_module_getelf(module_, &b)) symbol_elves.push_back(e);
   bool saw_dynsym = false, saw_symtab = false, saw_aux = false;
   Elf* main_elf = nullptr;
   {
@@ -370,7 +369,7 @@ void ElfObject::build_symbol_table() {
     // perf keeps untyped labels only in text sections (elf_sym__is_label + elf_sec__is_text).
     if (type == STT_NOTYPE && !(shdr.sh_flags & SHF_EXECINSTR)) continue;
     if (elf != main_elf) saw_aux = true;
-    if (std::find(symbol_elves_.begin(), symbol_elves_.end(), elf) == symbol_elves_.end()) symbol_elves_.push_back(elf);
+    if (std::find(symbol_elves.begin(), symbol_elves.end(), elf) == symbol_elves.end()) symbol_elves.push_back(elf);
     ElfSymbol s;
     s.start = addr;
     s.sized = sym.st_size > 0;
@@ -416,6 +415,7 @@ void ElfObject::build_symbol_table() {
     if (i + 1 < symbols_.size()) s.end = symbols_[i + 1].start;
     else s.end = ((s.start + 4095) & ~uint64_t(4095)) + 4096;
   }
+  return symbol_elves;
 }
 
 // perf 6.1's dso__synthesize_plt_symbols: one `name@plt` per .rela.plt entry, in

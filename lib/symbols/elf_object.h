@@ -108,10 +108,10 @@ class ElfObject {
   // (read without libdwfl), then the libdwfl module for symbols and DWARF.
   bool read_elf_headers(std::string* problem);
   bool report_to_dwfl(std::string* problem);
-  void build_symbol_table();
-  std::vector<Elf*> symbol_elves_;  // the Elfs build_symbol_table read (release_mapped_pages)
-  // The mappings of those Elfs that may be released (file-backed, whole):
-  // checked once, at load.
+  // Returns the Elfs it read (load() may release their mappings).
+  std::vector<Elf*> build_symbol_table();
+  // The mappings of the Elfs build_symbol_table read that may be released
+  // (file-backed, whole): checked once, at load.
   struct MappedFile {
     char* start;
     size_t size;
