@@ -31,6 +31,30 @@ std::string tidy_frame(std::string f) {
   return f;
 }
 
+// fgtool cuts a frame-pointer chain that leaves mapped memory to one
+// [unknown] marker; perf prints one [unknown] per garbage frame (a thread
+// switched out on its way back from clone3 still has its parent's frame
+// pointer, 20-odd frames of them). Scoring counts such a run as one frame.
+std::map<std::string, double> merge_unknown_runs(const std::map<std::string, double>& in) {
+  static const std::string kRun = "[unknown];[unknown]";
+  std::map<std::string, double> out;
+  for (const auto& kv : in) {
+    std::string s = kv.first;
+    size_t pos = 0;
+    while ((pos = s.find(kRun, pos)) != std::string::npos) {
+      bool starts_frame = pos == 0 || s[pos - 1] == ';';
+      bool ends_frame = pos + kRun.size() == s.size() || s[pos + kRun.size()] == ';';
+      if (starts_frame && ends_frame) {
+        s.erase(pos, 10);  // drop one "[unknown];"
+      } else {
+        pos += 1;
+      }
+    }
+    out[s] += kv.second;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::map<std::string, double> parse_folded_normalised(const std::string& text) {
@@ -55,7 +79,8 @@ std::map<std::string, double> parse_folded_normalised(const std::string& text) {
 }
 
 Agreement folded_agreement(const std::string& a_text, const std::string& b_text) {
-  auto a = parse_folded_normalised(a_text), b = parse_folded_normalised(b_text);
+  auto a = merge_unknown_runs(parse_folded_normalised(a_text));
+  auto b = merge_unknown_runs(parse_folded_normalised(b_text));
   Agreement r;
   for (auto& kv : a) r.total_a += kv.second;
   for (auto& kv : b) r.total_b += kv.second;

@@ -1,7 +1,8 @@
 // Compares two folded profiles as weight distributions, the way the project's
 // oracles are scored: the share of weight that lands on identical stacks after
 // light normalisation (offsets, _[k]/_[j] annotations, symbol versions and
-// argument lists removed on both sides).
+// argument lists removed on both sides, and a run of [unknown] frames counted
+// as one, since fgtool cuts a broken frame-pointer chain to one marker).
 #pragma once
 
 #include <map>
