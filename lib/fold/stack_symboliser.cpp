@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include "fold/sample_selection.h"
 #include "folded/hash.h"
@@ -10,8 +11,8 @@ namespace fg {
 
 namespace {
 
-// Tags in the high bits of a frame-cache key's first word.
-enum class FrameKind : uint64_t { user = 1, kernel = 2, jit = 3, unknown = 4 };
+// Tags in the top 3 bits of a frame-cache key's first word.
+enum class FrameKind : uint32_t { user = 1, kernel = 2, jit = 3, unknown = 4 };
 
 
 // perf's is_anon_memory (tools/perf/util/map.c): mappings perf names by the
@@ -24,7 +25,7 @@ bool has_object(const MapEntry& m) { return m.is_file_backed() || m.path == "[vd
 
 }  // namespace
 
-uint64_t StackSymboliser::FrameSlotPolicy::rehash(const FrameSlot& s) { return detail::hash_pair(s.key.a, s.key.b); }
+uint64_t StackSymboliser::FrameSlotPolicy::rehash(const FrameSlot& s) { return detail::hash_pair(s.a, s.b); }
 
 StackSymboliser::StackSymboliser(const FoldOptions& options, const PerfFileInfo& info)
     : options_(options), info_(info), symbols_(options.symbols) {
@@ -77,7 +78,7 @@ size_t StackSymboliser::frame_keys(const StackKeyView& key, size_t end, int32_t 
     fr.named = fr.address;
     fr.named.return_address = naming_call_site(fr.address, key);
     fr.key = frame_key(fr.named, pid, maps, &fr.map);
-    fr.hash = detail::hash_pair(fr.key.a, fr.key.b);
+    fr.hash = detail::hash_pair(fr.key.a, fr.key.b);  // as FrameSlotPolicy::rehash
     frame_cache(fr.hash).prefetch(fr.hash);
     if (!fr.address.kernel) {
       if (!fr.map && user_seen) {
@@ -245,18 +246,18 @@ StackSymboliser::FrameSpan StackSymboliser::append_frames(const StackFrame& f, i
   ++stats_.frames;
   if (f.address.kernel) ++stats_.kernel_frames;
   const uint64_t hash = f.hash;
-  auto same = [&](const FrameSlot& s) { return s.key.a == f.key.a && s.key.b == f.key.b; };
+  auto same = [&](const FrameSlot& s) { return s.a == f.key.a && s.b == f.key.b; };
   FrameSpan sp;
   FrameCache& cache = frame_cache(hash);
   if (const FrameSlot* cached = cache.find(hash, same)) {
-    sp = cached->span;
+    sp = FrameSpan{cached->start, frame_arena_[cached->start]};
   } else {
     sp = name_address(f.named, f.map, pid);
     ++stats_.named_addresses;
-    cache.insert_new(hash, FrameSlot{f.key, sp});
+    cache.insert_new(hash, FrameSlot{f.key.b, f.key.a, sp.start});
   }
-  out.push_back(sp.count);
-  for (uint32_t i = 0; i < sp.count; ++i) out.push_back(frame_arena_[sp.start + i]);
+  const FrameId* run = frame_arena_.data() + sp.start;
+  for (uint32_t i = 0; i <= sp.count; ++i) out.push_back(run[i]);  // the count, then the names
   return sp;
 }
 
@@ -264,24 +265,43 @@ StackSymboliser::FrameSpan StackSymboliser::append_frames(const StackFrame& f, i
 // file offset, or the JIT process and address. *map_out gets the map.
 StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int32_t pid, MapsView& maps,
                                                      const MapEntry** map_out) {
+  constexpr unsigned kKindShift = kKeyValueBits + 1;
+  auto tag = [](FrameKind k) { return uint32_t(k) << kKindShift; };
+  const uint32_t ret = a.return_address ? 1 : 0;
   FrameKey key;
   const MapEntry* map = nullptr;
   if (a.kernel) {
-    key = FrameKey{(uint64_t(FrameKind::kernel) << 60) | (a.return_address ? 1 : 0), a.address};
+    key = FrameKey{tag(FrameKind::kernel) | ret, a.address};
   } else {
     map = maps.find(a.address);
     if (!map) {
-      key = FrameKey{uint64_t(FrameKind::unknown) << 60, 0};
+      key = FrameKey{tag(FrameKind::unknown), 0};
     } else if (const uint64_t handle = object_or_none(*map); handle != kNotAnObject) {
-      key = FrameKey{(uint64_t(FrameKind::user) << 60) | (handle << 1) | (a.return_address ? 1 : 0),
-                     map->file_offset(a.address)};
+      // Handles number the objects opened: each costs far more than the
+      // 2^28 * a few bytes a fold could hold before this is reached.
+      if (handle >> kKeyValueBits) throw std::length_error("more than 2^28 objects to symbolise");
+      key = FrameKey{tag(FrameKind::user) | uint32_t(handle << 1) | ret, map->file_offset(a.address)};
     } else {
       // Anonymous executable memory: JIT code, named per process by perf-PID.map.
-      key = FrameKey{(uint64_t(FrameKind::jit) << 60) | (uint64_t(uint32_t(pid)) << 1), a.address};
+      key = FrameKey{tag(FrameKind::jit) | (jit_process(pid) << 1), a.address};
     }
   }
   *map_out = map;
   return key;
+}
+
+// The process of a JIT frame's key, in kKeyValueBits: the pid itself, or
+// for a pid Linux never gives (2^27 and up, negative) one past 2^27 in
+// order of first sight, so that no two processes share JIT names.
+uint32_t StackSymboliser::jit_process(int32_t pid) {
+  constexpr uint32_t kWide = uint32_t(1) << (kKeyValueBits - 1);
+  if (pid >= 0 && uint32_t(pid) < kWide) return uint32_t(pid);
+  if (!wide_jit_pids_.empty() && pid == last_wide_pid_) return last_wide_index_;
+  auto it = wide_jit_pids_.emplace(pid, kWide + uint32_t(wide_jit_pids_.size())).first;
+  if (it->second >> kKeyValueBits) throw std::length_error("more than 2^27 processes with JIT code");
+  last_wide_pid_ = pid;
+  last_wide_index_ = it->second;
+  return it->second;
 }
 
 // The map's object handle (object_of), or kNotAnObject for anonymous
@@ -373,6 +393,7 @@ StackSymboliser::FrameSpan StackSymboliser::name_address(const StackAddress& a, 
   bool jit = false;
   std::string fallback = fallback_name(a, map, pid, &jit);
   FrameSpan sp{uint32_t(frame_arena_.size()), 0};
+  frame_arena_.push_back(0);  // the count, set below
   bool any = false;
   for (const SymbolizedFrame& f : resolved_) {
     if (!f.resolved) continue;
@@ -388,7 +409,8 @@ StackSymboliser::FrameSpan StackSymboliser::name_address(const StackAddress& a, 
     }
     push_frame(fallback, a.kernel, jit, map);
   }
-  sp.count = uint32_t(frame_arena_.size()) - sp.start;
+  sp.count = uint32_t(frame_arena_.size()) - sp.start - 1;
+  frame_arena_[sp.start] = sp.count;
   return sp;
 }
 

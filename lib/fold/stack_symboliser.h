@@ -114,21 +114,30 @@ class StackSymboliser {
   std::string elf_path_for(const MapEntry& m);
 
  private:
-  // A frame-cache key: a kind in the high bits of `a`, then the object and
-  // file offset, the kernel address or the JIT process and address.
+  // A frame-cache key: a kind in the top 3 bits of `a`, then a 28-bit object
+  // handle or JIT process (jit_process) and the return-address bit; `b` the
+  // file offset, kernel address or JIT address.
   struct FrameKey {
-    uint64_t a, b;
+    uint32_t a;
+    uint64_t b;
   };
-  // A run of FrameIds in the frame arena.
+  static constexpr unsigned kKeyValueBits = 28;
+  // A run of FrameIds in the frame arena: arena[start] is the count, the
+  // names follow (appended to a record as they are, count first).
   struct FrameSpan {
     uint32_t start, count;
   };
+  // 16 bytes, four to a cache line: the table is a few hundred thousand
+  // addresses on a busy system-wide recording (busy4.data: 24 MB at 24
+  // bytes a slot).
   struct FrameSlot {
-    FrameKey key{0, 0};  // key.a == 0: unused (every kind is non-zero)
-    FrameSpan span{0, 0};
+    uint64_t b = 0;
+    uint32_t a = 0;  // 0: unused (every kind is non-zero)
+    uint32_t start = 0;
   };
+  static_assert(sizeof(FrameSlot) == 16, "four frame-cache slots to a cache line");
   struct FrameSlotPolicy {
-    static bool empty(const FrameSlot& s) { return s.key.a == 0; }
+    static bool empty(const FrameSlot& s) { return s.a == 0; }
     static FrameSlot empty_slot() { return FrameSlot{}; }
     static uint64_t rehash(const FrameSlot& s);
   };
@@ -172,6 +181,7 @@ class StackSymboliser {
   void observe(uint32_t idx, const void* root, size_t frames_start, size_t n, const RawStackMemo& memo,
                NamedStacks& out);
   FrameKey frame_key(const StackAddress& a, int32_t pid, MapsView& maps, const MapEntry** map_out);
+  uint32_t jit_process(int32_t pid);
   FrameSpan name_address(const StackAddress& a, const MapEntry* map, int32_t pid);
   std::string fallback_name(const StackAddress& a, const MapEntry* map, int32_t pid, bool* jit);
   void push_frame(std::string_view name, bool kernel, bool jit, const MapEntry* map);
@@ -195,6 +205,11 @@ class StackSymboliser {
   FrameCache& frame_cache(uint64_t hash) { return frame_cache_[hash >> (64 - kFrameCacheShardBits)]; }
   FrameCache frame_cache_[size_t(1) << kFrameCacheShardBits];
   std::vector<FrameId> frame_arena_;
+  // A JIT frame's key holds its pid when under 2^27 (Linux's limit is 2^22);
+  // another pid (a hostile file's) gets 2^27 + its index here.
+  std::unordered_map<int32_t, uint32_t> wide_jit_pids_;
+  int32_t last_wide_pid_ = 0;
+  uint32_t last_wide_index_ = 0;
   std::unordered_map<std::string, std::string> feature_ids_;
   bool feature_ids_built_ = false;
   SymboliserStats stats_;

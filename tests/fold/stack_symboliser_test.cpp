@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -68,12 +70,12 @@ struct SymboliserFixture : ::testing::Test {
   }
   // A key as StackKeyBuilder lays it out, addresses leaf first.
   std::vector<uint64_t> key(const ProcessTable& table, const ThreadRoot* root,
-                            const std::vector<StackAddress>& addresses) {
+                            const std::vector<StackAddress>& addresses, int32_t pid = kPid) {
     const size_t n = addresses.size();
     std::vector<uint64_t> k(StackKeyBuilder::kHeaderWords + n + (n + 31) / 32);
     k[0] = n | (dwarf_keys ? StackKeyBuilder::kDwarfUser : 0);
     k[1] = reinterpret_cast<uintptr_t>(root);
-    k[2] = table.process(kPid)->generation;
+    k[2] = table.process(pid)->generation;
     k[3] = table.kernel().generation;
     for (size_t i = 0; i < n; ++i) {
       k[StackKeyBuilder::kHeaderWords + i] = addresses[i].address;
@@ -166,6 +168,37 @@ TEST_F(SymboliserFixture, AnonymousExecutableMemoryIsPerfPidMapOrJit) {
   EXPECT_EQ(fold(stacks), "prog;main;[JIT] 1\n");
   options.annotate_jit = true;
   EXPECT_EQ(fold(stacks), "prog;main;[JIT]_[j] 1\n");
+}
+
+TEST_F(SymboliserFixture, JitFramesOfPidsLinuxNeverGivesKeepTheirOwnNames) {
+  // A JIT frame's cache key has 28 bits for its process: pids from 2^27 up
+  // (and negative ones, from a hostile file) are numbered apart, so that
+  // 0x08000005 and 0x18000005, equal in those bits, keep their own names.
+  const int32_t pids[] = {kPid, 0x07ffffff, 0x08000005, 0x18000005, 0x7fffffff, -5, 0x08000005};
+  ProcessTable t;
+  for (int32_t pid : pids) {
+    t.add_mmap(pid, kJitStart, 0x10000, 0, "//anon", true);
+    t.on_comm(pid, pid, "prog", false);
+  }
+  StackSymboliser sym(options, info);
+  StackTreeBuilder tree;
+  ThreadRoot root;
+  root.name = "prog";
+  NamedStacks records;
+  std::map<std::string, int> expected;
+  for (size_t i = 0; i < std::size(pids); ++i) {
+    std::vector<uint64_t> k = key(t, &root, {{kJitStart + 0x10, false, false}}, pids[i]);
+    sym.symbolise(uint32_t(i), k.data(), pids[i], t.process(pids[i]), records);
+    tree.place(records, nullptr);
+    records.clear();
+    tree.profile().add_self(tree.node_of(uint32_t(i)), 1);
+    ++expected["prog;[perf-" + std::to_string(pids[i]) + ".map]"];
+  }
+  tree.profile().take_names(sym.names());
+  std::string want;
+  for (const auto& [stack, n] : expected) want += stack + " " + std::to_string(n) + "\n";
+  EXPECT_EQ(test::folded_text(tree.profile()), want);
+  EXPECT_EQ(sym.stats().named_addresses, std::size(pids) - 1);  // the repeated pid hit the cache
 }
 
 TEST_F(SymboliserFixture, AnUnmappedCallerEndsTheWalkWithOneUnknown) {
