@@ -120,7 +120,12 @@ class PprofBuilder {
   int stream_level_ = -1;
   bool shipped_prefix_ = false;
   std::vector<std::string> done_members_;
-  std::deque<std::future<std::string>> pending_members_;
+  struct ShippedRun {
+    std::string member, run;  // the gzip member, and the run's buffer to fill again
+  };
+  std::deque<std::future<ShippedRun>> pending_members_;
+  std::vector<std::string> spare_runs_;
+  void take_member();
   std::string encode_after_samples() const;
   std::string encode_trailer() const;
 };
