@@ -34,7 +34,8 @@ std::string tidy_frame(std::string f) {
 // fgtool cuts a frame-pointer chain that leaves mapped memory to one
 // [unknown] marker; perf prints one [unknown] per garbage frame (a thread
 // switched out on its way back from clone3 still has its parent's frame
-// pointer, 20-odd frames of them). Scoring counts such a run as one frame.
+// pointer: one address repeated, 121 times in a recording here, up to
+// perf's 127-frame limit). Scoring counts such a run as one frame.
 std::map<std::string, double> merge_unknown_runs(const std::map<std::string, double>& in) {
   static const std::string kRun = "[unknown];[unknown]";
   std::map<std::string, double> out;
