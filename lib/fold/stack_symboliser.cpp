@@ -275,7 +275,9 @@ StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int3
   } else {
     map = maps.find(a.address);
     if (!map) {
-      key = FrameKey{tag(FrameKind::unknown), 0};
+      // One entry for every unmapped address ("[unknown]"), unless --addrs
+      // names each by its address.
+      key = FrameKey{tag(FrameKind::unknown), options_.addrs ? a.address : 0};
     } else if (const uint64_t handle = object_or_none(*map); handle != kNotAnObject) {
       // Handles number the objects opened: each costs far more than the
       // 2^28 * a few bytes a fold could hold before this is reached.

@@ -211,6 +211,18 @@ TEST_F(SymboliserFixture, AnUnmappedCallerEndsTheWalkWithOneUnknown) {
   EXPECT_EQ(fold({{{main_address + 4, false, false}, {kCutShortMarker, false, false}}}), "prog;[unknown];main 1\n");
 }
 
+TEST_F(SymboliserFixture, WithAddrsEachUnmappedAddressIsNamedByItself) {
+  // All unmapped addresses are one "[unknown]" frame; --addrs names each by
+  // its own address, so they must not share one cached name (they did: the
+  // first address seen named them all).
+  options.addrs = true;
+  EXPECT_EQ(fold({{{0x1000, false, false}, {main_address + 8, false, true}},
+                  {{0x2000, false, false}, {main_address + 8, false, true}},
+                  {{main_address + 4, false, false}, {0x3000, false, true}, {main_address + 8, false, true}}}),
+            "prog;[unknown <3000>];main 1\nprog;main;[unknown <1000>] 1\nprog;main;[unknown <2000>] 1\n");
+  EXPECT_EQ(stats.unknown_frames, 3u);
+}
+
 TEST_F(SymboliserFixture, KernelFramesWithoutSymbolsAndAnnotations) {
   std::vector<std::vector<StackAddress>> stacks = {{{0xffffffff81000010, true, false}, {main_address + 4, false, false}}};
   EXPECT_EQ(fold(stacks), "prog;main;[kernel.kallsyms] 1\n");
