@@ -28,6 +28,11 @@ SampleSelection::CachedThread& SampleSelection::thread(int32_t sample_pid, int32
 std::string_view SampleSelection::comm_of(int32_t pid, int32_t tid) {
   std::string_view c = table_.comm_of(pid, tid);
   if (!c.empty()) return c;
+  // perf names a thread it has no COMM for ":TID" (thread__new), except the
+  // idle task, tid 0, which perf_session__register_idle_thread calls
+  // "swapper" (a system-wide recording has no COMM record for it, and it is
+  // often the largest root there).
+  if (tid == 0) return "swapper";
   auto it = unnamed_.find(tid);
   if (it == unnamed_.end()) it = unnamed_.emplace(tid, ":" + std::to_string(tid)).first;
   return it->second;
