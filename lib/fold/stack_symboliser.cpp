@@ -298,11 +298,8 @@ StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int3
 uint32_t StackSymboliser::jit_process(int32_t pid) {
   constexpr uint32_t kWide = uint32_t(1) << (kKeyValueBits - 1);
   if (pid >= 0 && uint32_t(pid) < kWide) return uint32_t(pid);
-  if (!wide_jit_pids_.empty() && pid == last_wide_pid_) return last_wide_index_;
   auto it = wide_jit_pids_.emplace(pid, kWide + uint32_t(wide_jit_pids_.size())).first;
   if (it->second >> kKeyValueBits) throw std::length_error("more than 2^27 processes with JIT code");
-  last_wide_pid_ = pid;
-  last_wide_index_ = it->second;
   return it->second;
 }
 

@@ -208,8 +208,6 @@ class StackSymboliser {
   // A JIT frame's key holds its pid when under 2^27 (Linux's limit is 2^22);
   // another pid (a hostile file's) gets 2^27 + its index here.
   std::unordered_map<int32_t, uint32_t> wide_jit_pids_;
-  int32_t last_wide_pid_ = 0;
-  uint32_t last_wide_index_ = 0;
   std::unordered_map<std::string, std::string> feature_ids_;
   bool feature_ids_built_ = false;
   SymboliserStats stats_;

@@ -256,15 +256,8 @@ void PprofBuilder::ship_full_samples() {
   if (stream_level_ < 0 || samples_bytes_.size() < kChunk) return;
   // Two members in flight at most: memory stays a few chunks.
   while (pending_members_.size() >= 2) take_member();
-  std::string next;
-  if (!spare_runs_.empty()) {
-    next = std::move(spare_runs_.back());
-    spare_runs_.pop_back();
-  }
-  next.clear();
   std::string chunk;
   if (!shipped_prefix_) {
-    chunk.swap(next);
     chunk.reserve(sample_types_bytes_.size() + samples_bytes_.size());
     chunk = sample_types_bytes_;
     chunk += samples_bytes_;
@@ -272,7 +265,11 @@ void PprofBuilder::ship_full_samples() {
     samples_bytes_.clear();  // its capacity is the next run's
   } else {
     chunk.swap(samples_bytes_);
-    samples_bytes_.swap(next);
+    if (!spare_runs_.empty()) {
+      samples_bytes_.swap(spare_runs_.back());
+      spare_runs_.pop_back();
+      samples_bytes_.clear();
+    }
     samples_bytes_.reserve(kChunk + (64 << 10));
   }
   int level = stream_level_;

@@ -37,21 +37,19 @@ std::string tidy_frame(std::string f) {
 // pointer: one address repeated, 121 times in a recording here, up to
 // perf's 127-frame limit). Scoring counts such a run as one frame.
 std::map<std::string, double> merge_unknown_runs(const std::map<std::string, double>& in) {
-  static const std::string kRun = "[unknown];[unknown]";
   std::map<std::string, double> out;
   for (const auto& kv : in) {
-    std::string s = kv.first;
-    size_t pos = 0;
-    while ((pos = s.find(kRun, pos)) != std::string::npos) {
-      bool starts_frame = pos == 0 || s[pos - 1] == ';';
-      bool ends_frame = pos + kRun.size() == s.size() || s[pos + kRun.size()] == ';';
-      if (starts_frame && ends_frame) {
-        s.erase(pos, 10);  // drop one "[unknown];"
-      } else {
-        pos += 1;
-      }
+    std::string merged, frame;
+    std::istringstream frames(kv.first);
+    bool first = true, after_unknown = false;
+    while (std::getline(frames, frame, ';')) {
+      const bool unknown = frame == "[unknown]";
+      if (unknown && after_unknown) continue;
+      merged += (first ? "" : ";") + frame;
+      first = false;
+      after_unknown = unknown;
     }
-    out[s] += kv.second;
+    out[merged] += kv.second;
   }
   return out;
 }
