@@ -224,14 +224,19 @@ void ProcessTable::on_comm(int32_t pid, int32_t tid, std::string_view comm, bool
   ProcessMaps* p;
   if (exec) {
     ++stats_.execs;
-    // exec replaces the address space; the new image's MMAPs follow.
+    // exec replaces the address space, but the old image's maps stay until
+    // the new image's MMAPs (which follow) overlap them, as in perf
+    // (thread__set_comm only flushes its unwind caches): a sample taken
+    // inside execve after those MMAPs still has its user frame in the old
+    // image (the libc's execve), which perf script names from the old map.
+    // Dropping them wrote "[unknown]" there (a system-wide busy recording:
+    // a tenth of the weight on which its fold and perf script disagreed).
+    // A new incarnation resets the DWARF unwinder's view of the process.
     auto it = processes_.find(pid);
     if (it == processes_.end()) {
       p = &fresh_process(pid);
     } else {
       p = it->second.get();
-      p->maps.list_.reset();  // a list shared with the parent stays the parent's
-      p->maps.sync();
       p->incarnation = ++clock_;
       p->exited = false;
       touch(*p);

@@ -218,7 +218,8 @@ class ProcessTable {
                            std::string_view filename, bool executable, uint32_t prot = 0,
                            uint32_t flags = 0, const uint8_t* build_id = nullptr,
                            size_t build_id_size = 0);
-  // A thread's new name; exec == COMM_EXEC resets the process's maps.
+  // A thread's new name; exec == COMM_EXEC starts a new incarnation whose
+  // maps the new image's MMAPs overlay (the old ones stay until overlapped).
   void on_comm(int32_t pid, int32_t tid, std::string_view comm, bool exec);
   // pid == ppid: a new thread sharing the process; otherwise a new process
   // with a copy of the parent's maps and comm (replacing a reused pid).
