@@ -73,14 +73,19 @@ int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf
   return fd;
 }
 
-// perf's choose_best_symbol (tools/perf/util/symbol.c): true if a beats b.
 int leading_underscores(const char* s) {
   int n = 0;
   while (s[n] == '_') ++n;
   return n;
 }
 
-bool better_symbol(const ElfSymbol& a, const ElfSymbol& b) {
+// perf's choose_best_symbol (tools/perf/util/symbol.c, with the default
+// arch__choose_best_symbol): whether perf keeps a, the earlier of two
+// symbols at one address in table order, over b. A full tie keeps the
+// earlier one: libc's pthread_sigmask@GLIBC_2.2.5 (symbol 7838 of its
+// .symtab) over pthread_sigmask@@GLIBC_2.32 (8991), same size, binding and
+// length, which a tie-break by name had turned round.
+bool perf_keeps_first(const ElfSymbol& a, const ElfSymbol& b) {
   if (a.sized != b.sized) return a.sized;
   bool aw = a.binding == STB_WEAK, bw = b.binding == STB_WEAK;
   if (aw != bw) return !aw;
@@ -90,7 +95,8 @@ bool better_symbol(const ElfSymbol& a, const ElfSymbol& b) {
   if (au != bu) return au < bu;
   size_t al = std::strlen(a.name), bl = std::strlen(b.name);
   if (al != bl) return al > bl;
-  return std::strcmp(a.name, b.name) < 0;  // deterministic tie-break
+  const std::string_view an(a.name);
+  return an.rfind("SyS", 0) != 0 && an.rfind("compat_SyS", 0) != 0;  // syscall aliases lose
 }
 
 // Hands the pages of libelf's mapping of a file back to the kernel once the
@@ -393,14 +399,19 @@ std::vector<Elf*> ElfObject::build_symbol_table() {
   else symtab_source_ = saw_dynsym ? ".dynsym" : "none";
 
   add_plt_symbols(all);  // after the table's own symbols: same-address ties prefer those
+  for (size_t i = 0; i < all.size(); ++i) all[i].table_index = uint32_t(i);
+  // By address, aliases in table order (perf inserts them so into its tree).
   std::sort(all.begin(), all.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
-    if (a.start != b.start) return a.start < b.start;
-    return better_symbol(a, b);
+    return a.start != b.start ? a.start < b.start : a.table_index < b.table_index;
   });
-  // symbols__fixup_duplicate: keep the best of each start address.
+  // symbols__fixup_duplicate: of each address's aliases, in table order,
+  // the kept one meets the next and the winner stays.
   size_t kept = 0;
   for (size_t i = 0; i < all.size(); ++i) {
-    if (kept && all[kept - 1].start == all[i].start) continue;
+    if (kept && all[kept - 1].start == all[i].start) {
+      if (!perf_keeps_first(all[kept - 1], all[i])) all[kept - 1] = all[i];
+      continue;
+    }
     all[kept++] = all[i];
   }
   all.resize(kept);

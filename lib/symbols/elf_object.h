@@ -38,6 +38,9 @@ struct ElfSymbol {
   uint8_t binding = 0;         // STB_*
   bool sized = false;
   bool plt = false;            // synthesized PLT entry: display as "<name>@plt"
+  // Position in the symbol table (PLT entries after it): of aliases that
+  // tie on perf's rules, perf keeps the earlier (build_symbol_table).
+  uint32_t table_index = 0;
 };
 
 struct LoadSegment {
