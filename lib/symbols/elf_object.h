@@ -27,6 +27,9 @@ struct DebugSearch {
   // perf's build-id cache copy of the debug file (~/.debug/<path>/<bid>/debug), tried
   // first when it exists and its build-id matches.
   std::string cached_debug_file;
+  // Whether names are shown demangled: perf compares same-address aliases
+  // by the names it shows (build_symbol_table).
+  bool demangle = true;
 };
 
 // A function symbol after perf's alias resolution; `end` is exclusive (for unsized

@@ -20,6 +20,7 @@ std::string ElfPreloader::key_of(const Job& job) {
   std::string k = job.file;
   for (const std::string* part : {&job.build_id, &job.search.debuginfo_path, &job.search.cached_debug_file})
     k.append(1, '\0').append(*part);
+  k.append(1, job.search.demangle ? 'd' : 'm');
   return k;
 }
 

@@ -277,6 +277,7 @@ DebugSearch SymbolCache::debug_search(const SymbolOptions& options, const Object
   DebugSearch search;
   if (!options.symfs.empty()) search.debuginfo_path = ":.debug:" + options.symfs + "/usr/lib/debug:/usr/lib/debug";
   search.cached_debug_file = c.debug;
+  search.demangle = options.demangle;
   return search;
 }
 

@@ -205,6 +205,17 @@ TEST(SymbolCache, CxxNamesAsPerfPrintsThem) {
                            "ns::Local::run(long)::Inner::go", "ns::Local::run", "main", "cold_path"})
     EXPECT_EQ(names.count(want), 1u) << want;
   for (const std::string& n : names) EXPECT_EQ(n.find(" [clone"), std::string::npos) << n;
+  // Aliases compared by the names perf shows (demangled, no parameters), not
+  // the mangled ones: fxh's mangled name is the longer, its shown name the
+  // shorter; --no-demangle compares the mangled names, as perf does then.
+  EXPECT_EQ(names.count("fxalias::shown_longer"), 1u);
+  EXPECT_EQ(names.count("fxh"), 0u);
+  fg::SymbolOptions mangled = test_options();
+  mangled.demangle = false;
+  fg::SymbolCache raw(mangled);
+  auto rh = raw.object({SYMFX_CXX, ""});
+  for (auto& s : nm_functions(SYMFX_CXX))
+    if (s.name == "_ZN7fxalias12shown_longerEl") EXPECT_EQ(name_at(raw, rh, vaddr_to_offset(loads, s.addr)), "_Z3fxhliiiiiiiiiiiiiiiiiiiiiii");
 }
 
 // (eu-)addr2line -a -f -i -C blocks: "0x...", then (function, location) pairs,
