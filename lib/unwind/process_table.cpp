@@ -232,11 +232,18 @@ void ProcessTable::on_comm(int32_t pid, int32_t tid, std::string_view comm, bool
     // Dropping them wrote "[unknown]" there (a system-wide busy recording:
     // a tenth of the weight on which its fold and perf script disagreed).
     // A new incarnation resets the DWARF unwinder's view of the process.
+    // Old maps over half of kMaxMapsPerProcess (a long chain of execs, or a
+    // hostile file) are dropped, as before, so that the new image's always
+    // fit under the cap.
     auto it = processes_.find(pid);
     if (it == processes_.end()) {
       p = &fresh_process(pid);
     } else {
       p = it->second.get();
+      if (p->maps.size() > kMaxMapsPerProcess / 2) {
+        p->maps.list_.reset();  // a list shared with the parent stays the parent's
+        p->maps.sync();
+      }
       p->incarnation = ++clock_;
       p->exited = false;
       touch(*p);

@@ -227,6 +227,24 @@ TEST(ProcessTable, ExecKeepsTheOldMapsUntilTheNewImageOverlapsThem) {
   EXPECT_TRUE(t.process(200)->maps.empty());
 }
 
+// Old maps are kept across exec only while a whole new image (up to half
+// the cap, Linux's vm.max_map_count) still fits beside them; past that the
+// exec drops them, so a chain of execs never leaves the live image's maps
+// dropped at the cap.
+TEST(ProcessTable, ExecDropsOldMapsThatWouldCrowdOutTheNewImage) {
+  ProcessTable t;
+  const size_t half = ProcessTable::kMaxMapsPerProcess / 2;
+  for (uint64_t i = 0; i < half; ++i) t.add_mmap(300, 0x100000 + 0x2000 * i, 0x1000, 0, "/lib/old.so", true);
+  t.on_comm(300, 300, "a", true);
+  EXPECT_EQ(t.process(300)->maps.size(), half);  // kept: exactly half
+  t.add_mmap(300, 0x10000000000, 0x1000, 0, "/bin/a", true);
+  t.on_comm(300, 300, "b", true);
+  EXPECT_TRUE(t.process(300)->maps.empty());  // half + 1: dropped
+  for (uint64_t i = 0; i < half; ++i) t.add_mmap(300, 0x200000 + 0x2000 * i, 0x1000, 0, "/bin/b", true);
+  EXPECT_EQ(t.process(300)->maps.size(), half);
+  EXPECT_EQ(t.stats().dropped_maps, 0u);
+}
+
 TEST(ProcessTable, PidReuseStartsAFreshProcess) {
   ProcessTable t;
   t.on_comm(1, 1, "init", false);
