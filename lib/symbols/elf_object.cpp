@@ -105,6 +105,27 @@ bool perf_keeps_first(const ElfSymbol& a, const ElfSymbol& b, bool demangle) {
   return an.rfind("SyS", 0) != 0 && an.rfind("compat_SyS", 0) != 0;  // syscall aliases lose
 }
 
+// Sorts a symbol table by address and keeps one symbol per address, as
+// perf's symbols__fixup_duplicate does: of each address's aliases, in table
+// order (perf inserts them so into its tree), the kept one meets the next
+// and the winner stays.
+void sort_keeping_perfs_aliases(std::vector<ElfSymbol>& all, bool demangle) {
+  for (size_t i = 0; i < all.size(); ++i) all[i].table_index = uint32_t(i);
+  std::sort(all.begin(), all.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    return a.start != b.start ? a.start < b.start : a.table_index < b.table_index;
+  });
+  size_t kept = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (kept && all[kept - 1].start == all[i].start) {
+      if (!perf_keeps_first(all[kept - 1], all[i], demangle)) all[kept - 1] = all[i];
+      continue;
+    }
+    all[kept++] = all[i];
+  }
+  all.resize(kept);
+  all.shrink_to_fit();
+}
+
 // Hands the pages of libelf's mapping of a file back to the kernel once the
 // symbol table is built. Building it reads every symbol and name, and those
 // pages stayed in the process's RSS: 70-90 MB of a busy system-wide fold
@@ -405,24 +426,7 @@ std::vector<Elf*> ElfObject::build_symbol_table() {
   else symtab_source_ = saw_dynsym ? ".dynsym" : "none";
 
   add_plt_symbols(all);  // after the table's own symbols: same-address ties prefer those
-  for (size_t i = 0; i < all.size(); ++i) all[i].table_index = uint32_t(i);
-  // By address, aliases in table order (perf inserts them so into its tree).
-  std::sort(all.begin(), all.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
-    return a.start != b.start ? a.start < b.start : a.table_index < b.table_index;
-  });
-  // symbols__fixup_duplicate: of each address's aliases, in table order,
-  // the kept one meets the next and the winner stays.
-  const bool demangle = callback_state_->search.demangle;
-  size_t kept = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (kept && all[kept - 1].start == all[i].start) {
-      if (!perf_keeps_first(all[kept - 1], all[i], demangle)) all[kept - 1] = all[i];
-      continue;
-    }
-    all[kept++] = all[i];
-  }
-  all.resize(kept);
-  all.shrink_to_fit();
+  sort_keeping_perfs_aliases(all, callback_state_->search.demangle);
   symbols_ = std::move(all);
   real_symbols_ = 0;
   for (const ElfSymbol& s : symbols_) real_symbols_ += !s.plt;
