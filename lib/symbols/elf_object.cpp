@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "symbols/alias_choice.h"
 #include "symbols/symbol_names.h"
 
 namespace fg {
@@ -75,14 +76,8 @@ int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf
   return fd;
 }
 
-int leading_underscores(const char* s) {
-  int n = 0;
-  while (s[n] == '_') ++n;
-  return n;
-}
-
-// perf's choose_best_symbol (tools/perf/util/symbol.c, with the default
-// arch__choose_best_symbol): whether perf keeps a, the earlier of two
+// perf's choose_best_symbol (compare_aliases) with the default
+// arch__choose_best_symbol: whether perf keeps a, the earlier of two
 // symbols at one address in table order, over b. The name rules compare the
 // names perf shows: demangled, without parameters, unless --no-demangle
 // (perf demangles as it loads a table); chromium's operator new[] (_Znam)
@@ -90,18 +85,13 @@ int leading_underscores(const char* s) {
 // keeps the earlier symbol: libc's pthread_sigmask@GLIBC_2.2.5 (symbol 7838
 // of its .symtab) over pthread_sigmask@@GLIBC_2.32 (8991).
 bool perf_keeps_first(const ElfSymbol& a, const ElfSymbol& b, bool demangle) {
-  if (a.sized != b.sized) return a.sized;
-  bool aw = a.binding == STB_WEAK, bw = b.binding == STB_WEAK;
-  if (aw != bw) return !aw;
-  bool ag = a.binding == STB_GLOBAL, bg = b.binding == STB_GLOBAL;
-  if (ag != bg) return ag;
-  // Aliases that get this far are few (libtorch: 1.3 k of 23 k functions),
-  // so demangling them here costs little.
+  // Aliases whose names are compared are few (libtorch: 1.3 k of 23 k
+  // functions), so demangling them here costs little.
   const std::string an = demangle ? demangle_without_params(a.name) : std::string(a.name);
   const std::string bn = demangle ? demangle_without_params(b.name) : std::string(b.name);
-  int au = leading_underscores(an.c_str()), bu = leading_underscores(bn.c_str());
-  if (au != bu) return au < bu;
-  if (an.size() != bn.size()) return an.size() > bn.size();
+  const int order = compare_aliases(AliasFacts{a.sized, a.binding == STB_WEAK, a.binding == STB_GLOBAL, an},
+                                    AliasFacts{b.sized, b.binding == STB_WEAK, b.binding == STB_GLOBAL, bn});
+  if (order != 0) return order > 0;
   return an.rfind("SyS", 0) != 0 && an.rfind("compat_SyS", 0) != 0;  // syscall aliases lose
 }
 

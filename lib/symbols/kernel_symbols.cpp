@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "diagnostics/input_error.h"
+#include "symbols/alias_choice.h"
 
 namespace fg {
 namespace {
@@ -18,26 +19,18 @@ struct Parsed {
 
 uint64_t page_roundup(uint64_t v) { return (v + 4095) & ~uint64_t(4095); }
 
-int leading_underscores(std::string_view s) {
-  int n = 0;
-  while (static_cast<size_t>(n) < s.size() && s[n] == '_') ++n;
-  return n;
-}
-
-// perf's choose_best_symbol for kallsyms entries: true if a beats b.
+// perf's choose_best_symbol (compare_aliases) for kallsyms entries: true if
+// a beats b. On a full tie the later entry stays; symbols__fixup_end has
+// already run, so of a group only the last is sized and it wins anyway, as
+// in perf.
 bool better(const KernelSymbol& a, char at, const KernelSymbol& b, char bt) {
-  bool asz = a.end > a.start, bsz = b.end > b.start;
-  if (asz != bsz) return asz;
-  bool aw = at == 'W', bw = bt == 'W';  // kallsyms2elf_binding: only 'W' is weak
-  if (aw != bw) return !aw;
-  bool ag = !aw && std::isupper(static_cast<unsigned char>(at));
-  bool bg = !bw && std::isupper(static_cast<unsigned char>(bt));
-  if (ag != bg) return ag;
-  int au = leading_underscores(a.name), bu = leading_underscores(b.name);
-  if (au != bu) return au < bu;
+  // kallsyms2elf_binding: only 'W' is weak; an upper-case type is global.
+  auto facts = [](const KernelSymbol& s, char t) {
+    const bool weak = t == 'W';
+    return AliasFacts{s.end > s.start, weak, !weak && std::isupper(static_cast<unsigned char>(t)) != 0, s.name};
+  };
   // perf compares the whole line tail, module included; same module within a group.
-  if (a.name.size() != b.name.size()) return a.name.size() > b.name.size();
-  return false;  // perf keeps the first (SYMBOL_A) on a full tie
+  return compare_aliases(facts(a, at), facts(b, bt)) > 0;
 }
 
 // One "ADDRESS TYPE NAME[\tMODULE]" line of kallsyms.

@@ -1,0 +1,35 @@
+// perf's choice among symbols that start at one address (choose_best_symbol
+// in tools/perf/util/symbol.c), shared by the ELF symbol tables
+// (elf_object.cpp) and kallsyms (kernel_symbols.cpp).
+#pragma once
+
+#include <string_view>
+
+namespace fg {
+
+// What perf's rules look at in one alias; `name` as perf compares it (the
+// name it shows).
+struct AliasFacts {
+  bool sized, weak, global;
+  std::string_view name;
+};
+
+// The rules in perf's order: a symbol with a size, then not weak, then
+// global, then fewer leading underscores, then the longer name. > 0: perf
+// keeps a; < 0: b; 0: a full tie, which each caller settles as perf does.
+inline int compare_aliases(const AliasFacts& a, const AliasFacts& b) {
+  auto underscores = [](std::string_view s) {
+    size_t n = 0;
+    while (n < s.size() && s[n] == '_') ++n;
+    return n;
+  };
+  if (a.sized != b.sized) return a.sized ? 1 : -1;
+  if (a.weak != b.weak) return a.weak ? -1 : 1;
+  if (a.global != b.global) return a.global ? 1 : -1;
+  const size_t au = underscores(a.name), bu = underscores(b.name);
+  if (au != bu) return au < bu ? 1 : -1;
+  if (a.name.size() != b.name.size()) return a.name.size() > b.name.size() ? 1 : -1;
+  return 0;
+}
+
+}  // namespace fg
