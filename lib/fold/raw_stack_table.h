@@ -17,6 +17,7 @@
 #include "fold/huge_page_allocator.h"
 #include "folded/hash.h"
 #include "folded/open_table.h"
+#include "folded/prefetch.h"
 
 namespace fg {
 
@@ -44,7 +45,7 @@ class RawStackTable {
   // slot whose hash matches (a likely hit).
   void prefetch_key(uint64_t hash) const {
     const Slot* s = slots_.home(hash);
-    if (s && s->index != kMissing && s->hash == hash) __builtin_prefetch(at(s->offset));
+    if (s && s->index != kMissing && s->hash == hash) prefetch_for_read(at(s->offset));
   }
 
   // Inserts a key known to be missing; returns its index (0, 1, 2, ...).

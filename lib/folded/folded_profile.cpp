@@ -7,6 +7,7 @@
 
 #include "folded/hash.h"
 #include "folded/open_table.h"
+#include "folded/prefetch.h"
 
 namespace fg {
 
@@ -162,7 +163,7 @@ struct FoldedProfile::Impl {
     }
     for (size_t i = 0; i < n; ++i) {
       const NameSlot* s = name_table.home(scratch[i]);
-      if (s->ptr) __builtin_prefetch(s->ptr);
+      if (s->ptr) prefetch_for_read(s->ptr);
     }
     for (size_t i = 0; i < n; ++i) out[i] = intern_hashed(in[i], scratch[i]);
   }

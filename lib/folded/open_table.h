@@ -13,6 +13,8 @@
 #include <memory>
 #include <vector>
 
+#include "folded/prefetch.h"
+
 namespace fg {
 
 // Policy (a stateless type with static members):
@@ -81,7 +83,7 @@ class OpenTable {
     return slots_.empty() ? nullptr : &slots_[size_t(hash) & (slots_.size() - 1)];
   }
   void prefetch(uint64_t hash) const {
-    if (!slots_.empty()) __builtin_prefetch(home(hash));
+    if (!slots_.empty()) prefetch_for_read(home(hash));
   }
 
   void clear() {

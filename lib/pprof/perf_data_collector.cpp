@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "folded/hash.h"
+#include "folded/prefetch.h"
 #include "unwind/process_table.h"
 
 namespace fg {
@@ -222,7 +223,7 @@ void PerfDataCollector::add_window(const Batch& b, size_t first_stack, size_t en
     if (!f.kernel && !f.map) continue;
     if (seen_.size() <= f.names_start)
       seen_.resize(size_t(f.names_start) + 1 + seen_.size() / 2, Seen{nullptr, kNone, kNone, nullptr});
-    __builtin_prefetch(&seen_[f.names_start]);
+    prefetch_for_read(&seen_[f.names_start]);
   }
   for (size_t i = 0; i < count; ++i) {
     const BatchFrame& f = frames[i];

@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "folded/prefetch.h"
 #include "pprof/export_parts.h"
 #include "pprof/perf_data_collector.h"
 #include "pprof/perf_wall_clock.h"
@@ -384,7 +385,7 @@ class PerfDataPprof {
     if (w.raw >= c_.raws.size()) return;
     const auto& raw = c_.raws[w.raw];
     if (raw.root == PerfDataCollector::kNone) return;
-    for (uint32_t i = 0; i < raw.locs_count; ++i) __builtin_prefetch(&location_of_[c_.stack_locs[raw.locs_start + i]]);
+    for (uint32_t i = 0; i < raw.locs_count; ++i) prefetch_for_read(&location_of_[c_.stack_locs[raw.locs_start + i]]);
   }
 
   void emit(const PerfDataCollector::Weight& w, uint64_t label_key, bool off) {
