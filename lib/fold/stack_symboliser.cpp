@@ -250,11 +250,19 @@ StackSymboliser::FrameSpan StackSymboliser::append_frames(const StackFrame& f, i
   FrameSpan sp;
   FrameCache& cache = frame_cache(hash);
   if (const FrameSlot* cached = cache.find(hash, same)) {
+    if (cached->start & kInlineFrame) {
+      out.push_back(1);
+      out.push_back(cached->start & ~kInlineFrame);
+      return FrameSpan{cached->start, 1};  // only an observer would read its start
+    }
     sp = FrameSpan{cached->start, frame_arena_[cached->start]};
   } else {
     sp = name_address(f.named, f.map, pid);
     ++stats_.named_addresses;
-    cache.insert_new(hash, FrameSlot{f.key.b, f.key.a, sp.start});
+    uint32_t start = sp.start;
+    if (!options_.observer && sp.count == 1 && frame_arena_[sp.start + 1] < kInlineFrame)
+      start = kInlineFrame | frame_arena_[sp.start + 1];
+    cache.insert_new(hash, FrameSlot{f.key.b, f.key.a, start});
   }
   const FrameId* run = frame_arena_.data() + sp.start;
   for (uint32_t i = 0; i <= sp.count; ++i) out.push_back(run[i]);  // the count, then the names
