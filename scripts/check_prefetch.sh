@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The fold's hash-table lookups prefetch their slots a stack or a batch
-# ahead (lib/folded/prefetch.h). GCC 12 once compiled every one of those
-# prefetches away (a helper whose only effect is __builtin_prefetch counts
-# as pure, and calls to it as dead code), and nothing noticed for weeks.
+# ahead (lib/folded/prefetch.h). GCC 12 compiled those prefetches away (a
+# helper whose only effect is __builtin_prefetch counts as pure, and a call
+# to it as dead code), and no test or benchmark could tell.
 # This checks, on a built fgtool, that the frame-cache and raw-stack-table
 # prefetches are there, and that no code calls __builtin_prefetch except
 # through prefetch_for_read. Usage: scripts/check_prefetch.sh [FGTOOL]
