@@ -66,7 +66,10 @@ class DwarfUnwindPool {
   std::vector<std::unique_ptr<DwarfUnwinder>> unwinders_;  // [0]: the calling thread's
   std::vector<std::unique_ptr<WorkerQueue<size_t>>> helpers_;  // helper i runs unwinders_[i + 1]
   std::vector<QueuedSample> queue_;
-  std::vector<uint64_t> bytes_;  // 8-byte aligned copies of the samples' arrays
+  // 8-byte aligned copies of the samples' arrays, grown without zeroing (a
+  // std::vector's resize wrote every byte twice: 6% of a DWARF fold's CPU).
+  std::unique_ptr<uint64_t[]> bytes_;
+  size_t bytes_size_ = 0, bytes_capacity_ = 0;  // in 8-byte words
   std::vector<std::vector<UnwindFrame>> frames_;
 };
 
