@@ -24,19 +24,12 @@ DwarfUnwindPool::~DwarfUnwindPool() {
 }
 
 size_t DwarfUnwindPool::copy_bytes(const void* data, size_t size) {
-  const size_t offset = bytes_size_ * 8;
+  const size_t offset = bytes_.size() * 8;
   if (!size) return offset;
   const size_t words = (size + 7) / 8;
-  if (words > bytes_capacity_ - bytes_size_) {
-    const size_t capacity = std::max(bytes_capacity_ * 2, bytes_size_ + words + (size_t(1) << 16));
-    std::unique_ptr<uint64_t[]> grown(new uint64_t[capacity]);  // not zeroed
-    if (bytes_size_) std::memcpy(grown.get(), bytes_.get(), bytes_size_ * 8);
-    bytes_ = std::move(grown);
-    bytes_capacity_ = capacity;
-  }
-  bytes_[bytes_size_ + words - 1] = 0;  // the padding after a size not a multiple of 8
-  std::memcpy(bytes_.get() + bytes_size_, data, size);
-  bytes_size_ += words;
+  uint64_t* copy = bytes_.extend(words);
+  copy[words - 1] = 0;  // the padding after a size not a multiple of 8
+  std::memcpy(copy, data, size);
   return offset;
 }
 
@@ -57,7 +50,7 @@ bool DwarfUnwindPool::add(const Sample& s, bool unwind) {
   q.sample.regs_intr = nullptr;
   q.sample.aux = nullptr;
   queue_.push_back(q);
-  return queue_.size() >= kMaxSamples || bytes_size_ * 8 >= kMaxBytes;
+  return queue_.size() >= kMaxSamples || bytes_.size() * 8 >= kMaxBytes;
 }
 
 // Chunks of kChunk samples go round the unwinders: share `which` takes
@@ -71,7 +64,7 @@ void DwarfUnwindPool::unwind_share(size_t which) {
 
 void DwarfUnwindPool::unwind_batch() {
   if (queue_.empty()) return;
-  const uint8_t* base = reinterpret_cast<const uint8_t*>(bytes_.get());
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(bytes_.data());
   for (QueuedSample& q : queue_) {
     Sample& s = q.sample;
     s.callchain = s.callchain_nr ? reinterpret_cast<const uint64_t*>(base + q.callchain) : nullptr;
@@ -102,7 +95,7 @@ void DwarfUnwindPool::unwind_batch() {
 
 void DwarfUnwindPool::clear() {
   queue_.clear();
-  bytes_size_ = 0;
+  bytes_.clear();
 }
 
 UnwindStats DwarfUnwindPool::stats() const {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "folded/growable_array.h"
 #include "folded/worker_queue.h"
 #include "perf/perf_records.h"
 #include "unwind/dwarf_unwinder.h"
@@ -68,8 +69,7 @@ class DwarfUnwindPool {
   std::vector<QueuedSample> queue_;
   // 8-byte aligned copies of the samples' arrays, grown without zeroing (a
   // std::vector's resize wrote every byte twice: 6% of a DWARF fold's CPU).
-  std::unique_ptr<uint64_t[]> bytes_;
-  size_t bytes_size_ = 0, bytes_capacity_ = 0;  // in 8-byte words
+  GrowableArray<uint64_t> bytes_;
   std::vector<std::vector<UnwindFrame>> frames_;
 };
 

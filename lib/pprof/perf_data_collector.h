@@ -22,7 +22,7 @@
 #include "fold/fold_perf_data.h"
 #include "fold/huge_page_allocator.h"
 #include "folded/open_table.h"
-#include "pprof/growable_array.h"
+#include "folded/growable_array.h"
 #include "pprof/pprof_addresses.h"
 
 namespace fg {

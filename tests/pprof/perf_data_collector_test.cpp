@@ -2,7 +2,6 @@
 // threads, so that its root table is looked up after it has grown, and
 // enough frames that raw stacks reach the location thread in several
 // hand-offs; the thread gives the same locations as the fold's own thread.
-// And GrowableArray, which holds the collector's arrays.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -15,7 +14,6 @@
 #include <tuple>
 #include <vector>
 
-#include "pprof/growable_array.h"
 #include "pprof/perf_data_collector.h"
 #include "test_support.h"
 #include "folded_text.h"
@@ -123,28 +121,6 @@ struct SyntheticFold {
   }
   mutable std::map<size_t, std::vector<const RawStackFrame*>> memos;
 };
-
-// Small arrays are malloc'ed, large ones a mapping grown by mremap: the
-// values survive both moves.
-TEST(GrowableArray, KeepsItsValuesFromMallocToMappingAndGrowingIt) {
-  GrowableArray<uint32_t> a;
-  for (uint32_t i = 0; i < 100; ++i) a.push_back(i * 3);
-  const uint32_t more[] = {7, 8, 9};
-  a.append(more, 3);
-  a.resize(4'000'000, 5);  // 16 MB: past the 2 MiB switch, then mremap
-  for (uint32_t i = 4'000'000; i < 9'000'000; ++i) a.push_back(i);
-  ASSERT_EQ(a.size(), 9'000'000u);
-  for (uint32_t i = 0; i < 100; ++i) ASSERT_EQ(a[i], i * 3);
-  EXPECT_EQ(a[100], 7u);
-  EXPECT_EQ(a[102], 9u);
-  EXPECT_EQ(a[103], 5u);
-  EXPECT_EQ(a[3'999'999], 5u);
-  for (uint32_t i = 4'000'000; i < 9'000'000; i += 999) ASSERT_EQ(a[i], i);
-  GrowableArray<uint32_t> b(std::move(a));
-  EXPECT_EQ(b.back(), 8'999'999u);
-  b.release();
-  EXPECT_TRUE(b.empty());
-}
 
 TEST(PerfDataCollector, EveryThreadKeepsItsOwnRootAmongThousands) {
   const SyntheticFold fold(40, 3000, 9000);

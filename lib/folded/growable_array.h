@@ -1,6 +1,7 @@
-// An array of trivially copyable values for the pprof export's tables of
-// millions of entries: past 2 MiB, one anonymous mapping grown with mremap,
-// which moves the pages instead of copying them into fresh ones as
+// An array of trivially copyable values that grows without zeroing: the
+// pprof export's tables of millions of entries and the DWARF unwind pool's
+// copies of user stacks. Past 2 MiB, one anonymous mapping grown with
+// mremap, which moves the pages instead of copying them into fresh ones as
 // std::vector's doubling does (each doubling faults in and zeroes new
 // memory: most of the export's kernel time on a large recording). Smaller,
 // malloc'ed.
@@ -55,6 +56,14 @@ class GrowableArray {
     if (size_ + count > capacity()) grow(size_ + count);
     if (count) std::memcpy(static_cast<void*>(data_ + size_), first, count * sizeof(T));
     size_ += count;
+  }
+  // Adds count entries left as they are (not set: the caller writes them)
+  // and returns the first of them.
+  T* extend(size_t count) {
+    if (size_ + count > capacity()) grow(size_ + count);
+    T* first = data_ + size_;
+    size_ += count;
+    return first;
   }
   // Grows to count entries, the new ones set to fill (or drops the last ones).
   void resize(size_t count, const T& fill) {
