@@ -15,21 +15,32 @@ struct AliasFacts {
 };
 
 // The rules in perf's order: a symbol with a size, then not weak, then
-// global, then fewer leading underscores, then the longer name. > 0: perf
-// keeps a; < 0: b; 0: a full tie, which each caller settles as perf does.
-inline int compare_aliases(const AliasFacts& a, const AliasFacts& b) {
+// global (compare_alias_kinds), then fewer leading underscores, then the
+// longer name (compare_alias_names). > 0: perf keeps a; < 0: b; 0: a full
+// tie, which each caller settles as perf does. The kinds come first so that
+// a caller can leave the names unmade (demangled) when they decide.
+inline int compare_alias_kinds(const AliasFacts& a, const AliasFacts& b) {
+  if (a.sized != b.sized) return a.sized ? 1 : -1;
+  if (a.weak != b.weak) return a.weak ? -1 : 1;
+  if (a.global != b.global) return a.global ? 1 : -1;
+  return 0;
+}
+
+inline int compare_alias_names(std::string_view a, std::string_view b) {
   auto underscores = [](std::string_view s) {
     size_t n = 0;
     while (n < s.size() && s[n] == '_') ++n;
     return n;
   };
-  if (a.sized != b.sized) return a.sized ? 1 : -1;
-  if (a.weak != b.weak) return a.weak ? -1 : 1;
-  if (a.global != b.global) return a.global ? 1 : -1;
-  const size_t au = underscores(a.name), bu = underscores(b.name);
+  const size_t au = underscores(a), bu = underscores(b);
   if (au != bu) return au < bu ? 1 : -1;
-  if (a.name.size() != b.name.size()) return a.name.size() > b.name.size() ? 1 : -1;
+  if (a.size() != b.size()) return a.size() > b.size() ? 1 : -1;
   return 0;
+}
+
+inline int compare_aliases(const AliasFacts& a, const AliasFacts& b) {
+  const int kinds = compare_alias_kinds(a, b);
+  return kinds != 0 ? kinds : compare_alias_names(a.name, b.name);
 }
 
 }  // namespace fg

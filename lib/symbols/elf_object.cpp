@@ -77,40 +77,66 @@ int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf
 }
 
 // perf's choose_best_symbol (compare_aliases) with the default
-// arch__choose_best_symbol: whether perf keeps a, the earlier of two
-// symbols at one address in table order, over b. The name rules compare the
-// names perf shows: demangled, without parameters, unless --no-demangle
-// (perf demangles as it loads a table); chromium's operator new[] (_Znam)
-// is kept over its alias operator new (_Znwm) as the longer name. A full tie
-// keeps the earlier symbol: libc's pthread_sigmask@GLIBC_2.2.5 (symbol 7838
-// of its .symtab) over pthread_sigmask@@GLIBC_2.32 (8991).
-bool perf_keeps_first(const ElfSymbol& a, const ElfSymbol& b, bool demangle) {
-  // Aliases whose names are compared are few (libtorch: 1.3 k of 23 k
-  // functions), so demangling them here costs little.
-  const std::string an = demangle ? demangle_without_params(a.name) : std::string(a.name);
-  const std::string bn = demangle ? demangle_without_params(b.name) : std::string(b.name);
-  const int order = compare_aliases(AliasFacts{a.sized, a.binding == STB_WEAK, a.binding == STB_GLOBAL, an},
-                                    AliasFacts{b.sized, b.binding == STB_WEAK, b.binding == STB_GLOBAL, bn});
-  if (order != 0) return order > 0;
-  return an.rfind("SyS", 0) != 0 && an.rfind("compat_SyS", 0) != 0;  // syscall aliases lose
-}
+// arch__choose_best_symbol, for a run of symbols at one address in table
+// order: the kept one meets the next and the winner stays. The name rules
+// compare the names perf shows: demangled, without parameters, unless
+// --no-demangle (perf demangles as it loads a table); chromium's operator
+// new[] (_Znam) is kept over its alias operator new (_Znwm) as the longer
+// name. A full tie keeps the earlier symbol: libc's
+// pthread_sigmask@GLIBC_2.2.5 (symbol 7838 of its .symtab) over
+// pthread_sigmask@@GLIBC_2.32 (8991).
+//
+// Names are made only where the kinds (sized, weak, global) tie, and the
+// kept symbol's once per run: demangling both names of every pair was 36 ms
+// of node's 64 ms table (86 K symbols, 7.7 K aliases) on a busy fold.
+class AliasRun {
+ public:
+  explicit AliasRun(bool demangle) : demangle_(demangle) {}
+  // A new run of aliases starts.
+  void start() { kept_shown_.clear(); }
+  // Whether `kept` stays over `next`, the next alias in table order.
+  bool keeps(const ElfSymbol& kept, const ElfSymbol& next) {
+    int order = compare_alias_kinds(facts(kept), facts(next));
+    next_shown_.clear();
+    if (order == 0) {
+      if (kept_shown_.empty()) kept_shown_ = shown(kept);
+      next_shown_ = shown(next);
+      order = compare_alias_names(kept_shown_, next_shown_);
+      // A full tie keeps the earlier, but syscall aliases lose.
+      if (order == 0)
+        order = kept_shown_.rfind("SyS", 0) != 0 && kept_shown_.rfind("compat_SyS", 0) != 0 ? 1 : -1;
+    }
+    if (order < 0) kept_shown_ = std::move(next_shown_);  // empty when the kinds decided: made if needed
+    return order > 0;
+  }
+
+ private:
+  static AliasFacts facts(const ElfSymbol& s) {
+    return AliasFacts{s.sized, s.binding == STB_WEAK, s.binding == STB_GLOBAL, {}};
+  }
+  std::string shown(const ElfSymbol& s) const { return demangle_ ? demangle_without_params(s.name) : std::string(s.name); }
+
+  bool demangle_;
+  std::string kept_shown_, next_shown_;
+};
 
 // Sorts a symbol table by address and keeps one symbol per address, as
 // perf's symbols__fixup_duplicate does: of each address's aliases, in table
-// order (perf inserts them so into its tree), the kept one meets the next
-// and the winner stays.
+// order (perf inserts them so into its tree), the one AliasRun keeps.
 void sort_keeping_perfs_aliases(std::vector<ElfSymbol>& all, bool demangle) {
   for (size_t i = 0; i < all.size(); ++i) all[i].table_index = uint32_t(i);
   std::sort(all.begin(), all.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
     return a.start != b.start ? a.start < b.start : a.table_index < b.table_index;
   });
+  AliasRun run(demangle);
   size_t kept = 0;
   for (size_t i = 0; i < all.size(); ++i) {
     if (kept && all[kept - 1].start == all[i].start) {
-      if (!perf_keeps_first(all[kept - 1], all[i], demangle)) all[kept - 1] = all[i];
+      if (!run.keeps(all[kept - 1], all[i])) all[kept - 1] = all[i];
       continue;
     }
     all[kept++] = all[i];
+    run.start();
   }
   all.resize(kept);
   all.shrink_to_fit();
