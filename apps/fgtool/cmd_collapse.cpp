@@ -76,10 +76,17 @@ int run_collapse(const std::vector<std::string>& args) {
       e << "collapse: " << stats.intervals << " off-CPU intervals from " << stats.switch_outs << " switch-outs, "
         << profile.stack_count() << " stacks, " << uint64_t(profile.total()) << " us";
       if (stats.pending_at_end) e << "; " << stats.pending_at_end << " still off-CPU at the end (not counted)";
+      if (stats.closed_by_next_record)
+        e << "; " << stats.closed_by_next_record
+          << " of the intervals had no switch-in line and end at the task's next sample, switch-out or exit (upper "
+             "bounds; print PERF_RECORD_SWITCH lines with 'perf script --show-switch-events' where the recording has "
+             "them)";
+      if (stats.next_record_dropped)
+        e << "; " << stats.next_record_dropped << " left out: their switch-in was not printed";
       if (stats.filtered_state || stats.filtered_short)
         e << "; filtered " << stats.filtered_state << " by --state, " << stats.filtered_short << " by --min-block";
       e << "\n";
-      if (stats.switch_outs && !stats.switch_ins && !stats.intervals)
+      if (stats.switch_outs && !stats.switch_ins && !stats.intervals && !stats.closed_by_next_record)
         e << "collapse: no switch-in seen: record with 'perf record -e sched:sched_switch --switch-events -g' "
              "and print with 'perf script --show-switch-events'\n";
       if (!stats.switch_outs)

@@ -137,6 +137,11 @@ void PerfScriptCollapser::begin_sample(const PerfScriptHeader& h) {
   stats_.samples++;
   if (opt_.off_cpu) {
     wanted_ = is_sched_switch(event_);
+    // Any other sample of a blocked task: it is running, so without switch
+    // lines its block ends here at the latest.
+    int64_t tid = 0;
+    if (!wanted_ && !saw_switch_lines_ && h.has_time && !pending_.empty() && parse_int(h.tid, tid))
+      close_off_cpu(tid, h.time_ns, true);
   } else {
     if (is_sched_switch(event_)) sched_switch_samples_++;
     wanted_ = wanted_on_cpu(event_);
@@ -262,7 +267,7 @@ void PerfScriptCollapser::flush_sample() {
   stats_.samples_folded++;
 }
 
-void PerfScriptCollapser::close_off_cpu(int64_t tid, uint64_t time_ns) {
+void PerfScriptCollapser::close_off_cpu(int64_t tid, uint64_t time_ns, bool by_next_record) {
   auto it = pending_.find(tid);
   if (it == pending_.end()) return;
   Pending& p = it->second;
@@ -272,6 +277,9 @@ void PerfScriptCollapser::close_off_cpu(int64_t tid, uint64_t time_ns) {
       stats_.filtered_state++;
     } else if (us < opt_.min_block_us) {
       stats_.filtered_short++;
+    } else if (by_next_record) {
+      next_record_us_[p.stack] += us;
+      stats_.closed_by_next_record++;
     } else {
       out_.add(p.stack, us);
       stats_.intervals++;
@@ -300,6 +308,9 @@ void PerfScriptCollapser::handle_switch_sample() {
   close_off_cpu(next_pid, time_ns_);
   if (prev_pid == 0) return;  // the idle task is never off-CPU time
   stats_.switch_outs++;
+  // Switched out again with no switch-in seen: without switch lines the
+  // block ends here (it ran in between), as in fgtool fold.
+  if (!saw_switch_lines_) close_off_cpu(prev_pid, time_ns_, true);
   Pending& p = pending_[prev_pid];
   if (!p.stack.empty()) stats_.repeated_switch_outs++;  // its switch-in was missed
   p.time_ns = time_ns_;
@@ -337,8 +348,15 @@ void PerfScriptCollapser::feed(std::string_view line) {
     return;
   }
   if (!h.sideband.empty()) {
-    if (opt_.off_cpu && (h.sideband == "PERF_RECORD_SWITCH" || h.sideband == "PERF_RECORD_SWITCH_CPU_WIDE") &&
-        h.rest.substr(0, 2) == "IN" && (h.rest.size() == 2 || h.rest[2] == ' ')) {
+    const bool switch_line = h.sideband == "PERF_RECORD_SWITCH" || h.sideband == "PERF_RECORD_SWITCH_CPU_WIDE";
+    if (switch_line) saw_switch_lines_ = true;
+    // A task's exit (perf script --show-task-events) is its last record: as
+    // in fgtool fold, it ends a block that no switch line ended.
+    int64_t exiting = 0;
+    if (opt_.off_cpu && !saw_switch_lines_ && h.sideband.rfind("PERF_RECORD_EXIT", 0) == 0 && h.has_time &&
+        parse_int(h.tid, exiting))
+      close_off_cpu(exiting, h.time_ns, true);
+    if (opt_.off_cpu && switch_line && h.rest.substr(0, 2) == "IN" && (h.rest.size() == 2 || h.rest[2] == ' ')) {
       stats_.switch_ins++;
       int64_t tid = 0;
       if (!h.has_time || !parse_int(h.tid, tid)) {
@@ -357,6 +375,14 @@ void PerfScriptCollapser::finish() {
   if (opt_.off_cpu) {
     stats_.pending_at_end = pending_.size();
     pending_.clear();
+    if (saw_switch_lines_) {
+      stats_.next_record_dropped = stats_.closed_by_next_record;
+      stats_.closed_by_next_record = 0;
+    } else {
+      for (const auto& [stack, us] : next_record_us_) out_.add(stack, us);
+      stats_.intervals += stats_.closed_by_next_record;
+    }
+    next_record_us_.clear();
     out_.units = "us";
   } else if (saw_period_ && !opt_.count_samples) {
     std::string_view ev = without_modifiers(stats_.event);

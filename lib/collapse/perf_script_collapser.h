@@ -1,12 +1,14 @@
 // Folds `perf script` text into a FoldedProfile, following the conventions of
 // stackcollapse-perf.pl (comm root frame, frames root first, first event only,
 // period weights) and, with off_cpu, pairs sched_switch samples with the next
-// switch-in to sum off-CPU microseconds. Shares nothing with the native
+// switch-in to sum off-CPU microseconds (text without switch lines: the
+// task's next record, as fgtool fold does). Shares nothing with the native
 // perf.data path, so each can check the other. Streams line by line: memory
 // grows with unique stacks and live threads, not with the input.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +55,12 @@ struct CollapseStats {
   uint64_t switch_ins = 0;            // PERF_RECORD_SWITCH IN lines seen
   uint64_t intervals = 0;             // off-CPU intervals counted
   uint64_t repeated_switch_outs = 0;  // a switch-out while one was pending (switch-in missed)
+  // Without PERF_RECORD_SWITCH lines, a block whose task shows up again (a
+  // sample, its next switch-out) before any sched_switch names it as
+  // next_pid ends there, as `fgtool fold` ends it without SWITCH records:
+  // an upper bound. Counted in `intervals` too.
+  uint64_t closed_by_next_record = 0;
+  uint64_t next_record_dropped = 0;   // such blocks left out: the text had switch lines after all
   uint64_t pending_at_end = 0;        // still off-CPU when the input ended: not counted
   uint64_t filtered_state = 0;        // --state
   uint64_t filtered_short = 0;        // --min-block
@@ -79,7 +87,7 @@ class PerfScriptCollapser {
   void malformed(const std::string& what, uint64_t line);
   bool wanted_on_cpu(std::string_view event);
   FrameId root_frame(std::string_view comm, std::string_view pid, std::string_view tid);
-  void close_off_cpu(int64_t tid, uint64_t time_ns);
+  void close_off_cpu(int64_t tid, uint64_t time_ns, bool by_next_record = false);
   void handle_switch_sample();
 
   FoldedProfile& out_;
@@ -124,6 +132,13 @@ class PerfScriptCollapser {
     std::vector<FrameId> stack;
   };
   std::unordered_map<int64_t, Pending> pending_;
+  // Whether a PERF_RECORD_SWITCH(_CPU_WIDE) line was seen: then only those
+  // and sched_switch's next_pid end blocks.
+  bool saw_switch_lines_ = false;
+  // Blocks ended by the task's next record while no switch line had been
+  // seen: added at finish() unless one was seen later (a switch line
+  // accompanies the first context switch, so that is not expected).
+  std::map<std::vector<FrameId>, double> next_record_us_;
 };
 
 // Whether the start of a file looks like perf script text (a sample header

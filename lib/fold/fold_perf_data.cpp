@@ -304,9 +304,15 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     int32_t tid = int32_t(sw.prev_pid);
     // The sample's pid/tid can be -1 for a dying task: the RAW fields are the truth.
     int32_t pid = s.pid > 0 ? s.pid : table_.pid_of(tid);
+    // The off-CPU view names the task as the tracepoint does (prev_comm), as
+    // perf script's sched_switch line and `fgtool collapse --off-cpu` do. The
+    // process table can differ: a kworker's COMM record, made from /proc at
+    // record start, carries its workqueue ("kworker/0:1H-kb"), its task comm
+    // does not. The wall view keeps the table's name, which its on-CPU
+    // samples of the same thread have.
     std::string_view comm = sw.prev_comm;
-    std::string_view known = table_.comm_of(pid, tid);
-    if (!known.empty() || comm.empty()) comm = selection_.comm_of(pid, tid);
+    if (comm.empty() || (options_.view == FoldView::wall && !table_.comm_of(pid, tid).empty()))
+      comm = selection_.comm_of(pid, tid);
     if (!selection_.selected(pid, tid, s.time, comm)) {
       ++stats_.filtered_samples;
       drain_blocks();

@@ -226,6 +226,67 @@ TEST(CollapseOffCpu, StateAndMinimumBlockFilters) {
   EXPECT_THROW(fg::parse_state_filter("Q"), fg::UsageError);
 }
 
+// Without PERF_RECORD_SWITCH lines (recorded without --switch-events): a
+// sched_switch naming the task as next_pid ends its block; otherwise the
+// task's next record does (a sample, its next switch-out, its exit), an
+// upper bound, as fgtool fold ends it.
+const char* kOffCpuNoSwitchLines =
+    // task 10 sleeps at 1.000000; its next record is a cpu-clock sample 300 us later
+    "p 10/10 [000] 1.000000000: sched:sched_switch: prev_comm=p prev_pid=10 prev_prio=120 prev_state=S ==> "
+    "next_comm=swapper/0 next_pid=0 next_prio=120\n"
+    "\t 100 nap (/p)\n"
+    "\n"
+    "p 10/10 [000] 1.000300000:     1000000 cpu-clock: \n"
+    "\t 110 work (/p)\n"
+    "\n"
+    // task 11 is preempted and named as next_pid 1000 us later
+    "q 11/11 [001] 1.001000000: sched:sched_switch: prev_comm=q prev_pid=11 prev_prio=120 prev_state=R ==> "
+    "next_comm=z next_pid=12 next_prio=120\n"
+    "\t 200 spin (/p)\n"
+    "\n"
+    "z 12/12 [001] 1.002000000: sched:sched_switch: prev_comm=z prev_pid=12 prev_prio=120 prev_state=D ==> "
+    "next_comm=q next_pid=11 next_prio=120\n"
+    "\t 300 io (/p)\n"
+    "\n"
+    // task 12 is switched out again 2000 us later with no switch-in seen: the first block ends there
+    "z 12/12 [001] 1.004000000: sched:sched_switch: prev_comm=z prev_pid=12 prev_prio=120 prev_state=S ==> "
+    "next_comm=swapper/1 next_pid=0 next_prio=120\n"
+    "\t 310 wait (/p)\n"
+    "\n"
+    // and exits 500 us after that (perf script --show-task-events)
+    "z 12/12 1.004500000: PERF_RECORD_EXIT(12:12):(1:1)\n";
+
+TEST(CollapseOffCpu, WithoutSwitchLinesTheNextRecordEndsABlock) {
+  fg::CollapseOptions o;
+  o.off_cpu = true;
+  fg::CollapseStats st;
+  EXPECT_EQ(collapse_text(kOffCpuNoSwitchLines, o, &st), "p;nap 300\nq;spin 1000\nz;io 2000\nz;wait 500\n");
+  EXPECT_EQ(st.intervals, 4u);
+  EXPECT_EQ(st.closed_by_next_record, 3u);
+  EXPECT_EQ(st.pending_at_end, 0u);
+  EXPECT_EQ(st.repeated_switch_outs, 0u);
+}
+
+TEST(CollapseOffCpu, SwitchLinesTurnTheNextRecordRuleOff) {
+  // The same text after a PERF_RECORD_SWITCH line: only switch-ins end
+  // blocks, and a switch-out while one is pending replaces it (its
+  // switch-in was missed).
+  std::string text = std::string("x 9/9 [000] 0.900000000: PERF_RECORD_SWITCH OUT\n") + kOffCpuNoSwitchLines;
+  fg::CollapseOptions o;
+  o.off_cpu = true;
+  fg::CollapseStats st;
+  EXPECT_EQ(collapse_text(text, o, &st), "q;spin 1000\n");
+  EXPECT_EQ(st.intervals, 1u);
+  EXPECT_EQ(st.closed_by_next_record, 0u);
+  EXPECT_EQ(st.repeated_switch_outs, 1u);
+  EXPECT_EQ(st.pending_at_end, 2u);  // p (its sample ended nothing) and z's second block
+  // A switch line only after such blocks ended: they are left out, and counted.
+  text = std::string(kOffCpuNoSwitchLines) + "x 9/9 [000] 1.006000000: PERF_RECORD_SWITCH IN\n";
+  EXPECT_EQ(collapse_text(text, o, &st), "q;spin 1000\n");
+  EXPECT_EQ(st.next_record_dropped, 3u);
+  EXPECT_EQ(st.closed_by_next_record, 0u);
+}
+
 TEST(CollapseOffCpu, OnCpuModeIgnoresSwitchSamples) {
   fg::CollapseStats st;
   EXPECT_EQ(collapse_text(kOffCpu, {}, &st), "");
