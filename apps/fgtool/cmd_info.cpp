@@ -80,7 +80,9 @@ int run_info(const std::vector<std::string>& args) {
       << st.unwind.truncated() << " cut short";
     for (size_t i = 1; i < kUnwindOutcomeCount; ++i)
       if (st.unwind.by_outcome[i]) o << "; " << to_string(UnwindOutcome(i)) << " " << st.unwind.by_outcome[i];
-    o << " (" << st.unwind.dwfl_created << " Dwfl for " << st.processes << " processes)\n";
+    o << " (" << st.unwind.dwfl_created << " Dwfl for " << st.processes << " processes, at most "
+      << st.unwind.dwfl_live_peak << " at once; debug-file loads skipped, no .debug_frame: "
+      << st.unwind.debug_files_skipped << ")\n";
     if (!st.unwind_error.empty()) o << "             last libdwfl error: " << t(st.unwind_error) << "\n";
   }
   {

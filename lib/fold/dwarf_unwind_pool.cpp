@@ -33,6 +33,12 @@ size_t DwarfUnwindPool::copy_bytes(const void* data, size_t size) {
   return offset;
 }
 
+// The helpers wait on their queues between batches: their unwinders are
+// the calling thread's to touch until the next unwind_batch().
+void DwarfUnwindPool::forget_process(int32_t pid) {
+  for (auto& u : unwinders_) u->forget_process(pid);
+}
+
 bool DwarfUnwindPool::add(const Sample& s, bool unwind) {
   QueuedSample q{s, 0, 0, 0, 0, unwind && s.regs_user_mask != 0 && s.stack_user != nullptr};
   q.callchain = copy_bytes(s.callchain, s.callchain_nr * 8);
@@ -108,6 +114,9 @@ UnwindStats DwarfUnwindPool::stats() const {
     into.dwfl_created += s.dwfl_created;
     into.dwfl_invalidated += s.dwfl_invalidated;
     into.dwfl_evicted += s.dwfl_evicted;
+    into.dwfl_forgotten += s.dwfl_forgotten;
+    into.debug_files_skipped += s.debug_files_skipped;
+    into.dwfl_live_peak += s.dwfl_live_peak;
     into.modules_reported += s.modules_reported;
     into.module_report_failures += s.module_report_failures;
     into.stack_reads += s.stack_reads;

@@ -129,6 +129,8 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     flush_samples();
     selection_.table_changed();
     table_.apply_exit(r);
+    // The process is gone: its Dwfl goes too (a late sample makes a new one).
+    if (unwind_pool_ && r.pid == r.tid && r.pid > 0) unwind_pool_->forget_process(r.pid);
     note_time(r.time);
     if (options_.view != FoldView::on_cpu) off_cpu_.activity(r.tid, r.time, blocks_);
   }

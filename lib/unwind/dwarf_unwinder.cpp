@@ -12,8 +12,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "perf/perf_records.h"
+#include "unwind/debug_file_cfi.h"
 #include "unwind/dwarf_unwinder_state.h"
 
 namespace fg {
@@ -41,11 +44,50 @@ const char* to_string(UnwindOutcome outcome) {
 namespace {
 
 
+// The file libdwfl's standard lookup takes first: DIR/.build-id/xx/rest.debug
+// for each absolute DIR of the debuginfo path (libdwfl's format: ':'
+// separated, a leading '+' or '-' is a CRC flag); "" when none exists.
+std::string build_id_debug_file(Dwfl_Module* mod, const char* debuginfo_path) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  const int n = dwfl_module_build_id(mod, &bits, &vaddr);
+  if (n < 2) return std::string();
+  static const char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (int i = 0; i < n; ++i) {
+    hex += digits[bits[i] >> 4];
+    hex += digits[bits[i] & 15];
+  }
+  std::string_view dirs = debuginfo_path ? debuginfo_path : ":.debug:/usr/lib/debug";
+  while (!dirs.empty()) {
+    const size_t colon = dirs.find(':');
+    std::string_view dir = dirs.substr(0, colon);
+    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+    while (!dir.empty() && (dir[0] == '+' || dir[0] == '-')) dir.remove_prefix(1);
+    if (dir.empty() || dir[0] != '/') continue;
+    std::string candidate = std::string(dir) + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
+    if (access(candidate.c_str(), R_OK) == 0) return candidate;
+  }
+  return std::string();
+}
+
 // libdwfl's standard lookup (build-id dirs, .gnu_debuglink), then the perf
-// build-id cache layout, where `debug` sits next to the cached `elf`.
+// build-id cache layout, where `debug` sits next to the cached `elf`. A
+// debug file without .debug_frame (debug_file_cfi.h) is skipped: the
+// standard lookup would hand it to libdwfl (it keeps the Elf it opened to
+// check the build-id) whatever this callback returns. *userdata: the
+// unwinder's DebugLookup, set when the module is reported.
 int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf_Addr base,
                    const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
                    char** debuginfo_file_name) {
+  const auto* lookup = userdata ? static_cast<const unwind_state::DebugLookup*>(*userdata) : nullptr;
+  auto skip = [&] {
+    if (lookup && lookup->skipped) ++*lookup->skipped;
+    return -1;
+  };
+  const bool every = lookup && lookup->load_every_debug_file;
+  const std::string by_id = every ? std::string() : build_id_debug_file(mod, lookup ? lookup->debuginfo_path : nullptr);
+  if (!by_id.empty() && !debug_file_has_cfi(by_id)) return skip();
   int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
                                         debuglink_crc, debuginfo_file_name);
   if (fd >= 0 || file_name == nullptr) return fd;
@@ -53,6 +95,7 @@ int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf
   size_t slash = f.rfind('/');
   if (slash == std::string::npos || f.compare(slash + 1, std::string::npos, "elf") != 0) return -1;
   std::string debug = f.substr(0, slash + 1) + "debug";
+  if (!every && access(debug.c_str(), R_OK) == 0 && !debug_file_has_cfi(debug)) return skip();
   fd = open(debug.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0) *debuginfo_file_name = strdup(debug.c_str());
   return fd;
@@ -222,6 +265,8 @@ DwarfUnwinder::DwarfUnwinder(const ProcessTable& table, DwarfUnwinderOptions opt
   callbacks_->callbacks.find_debuginfo = find_debuginfo;
   callbacks_->callbacks.section_address = dwfl_offline_section_address;
   callbacks_->callbacks.debuginfo_path = &callbacks_->debuginfo_path_ptr;
+  callbacks_->lookup = unwind_state::DebugLookup{callbacks_->debuginfo_path_ptr, &stats_.debug_files_skipped,
+                                                 options_.load_every_debug_file};
   elf_version(EV_CURRENT);
 }
 
@@ -241,7 +286,7 @@ Dwfl* DwarfUnwinder::dwfl_with_module(int32_t pid, uint64_t address) {
   return ps->dwfl;
 }
 
-void DwarfUnwinder::forget_process(int32_t pid) { processes_.erase(pid); }
+void DwarfUnwinder::forget_process(int32_t pid) { stats_.dwfl_forgotten += processes_.erase(pid); }
 
 void DwarfUnwinder::reset_dwfl(ProcessState& ps) {
   if (ps.dwfl != nullptr) dwfl_end(ps.dwfl);
@@ -275,6 +320,7 @@ DwarfUnwinder::ProcessState* DwarfUnwinder::state_for(const ProcessMaps& maps) {
     slot->last_used = ++tick_;
     ProcessState* ps = slot.get();
     evict_if_needed();  // never evicts ps: it was used last
+    stats_.dwfl_live_peak = std::max<uint64_t>(stats_.dwfl_live_peak, processes_.size());
     ps->maps = &maps;
     return ps->dwfl != nullptr ? ps : nullptr;
   }
@@ -372,6 +418,9 @@ bool DwarfUnwinder::ensure_module(ProcessState& ps, uint64_t pc) {
     ps.failed.push_back(m);
     return false;
   }
+  void** userdata = nullptr;
+  dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  if (userdata) *userdata = &callbacks_->lookup;  // for find_debuginfo
   ++stats_.modules_reported;
   Dwarf_Addr low = 0, high = 0;
   dwfl_module_info(mod, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);

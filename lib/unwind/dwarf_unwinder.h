@@ -73,6 +73,11 @@ struct UnwindStats {
   uint64_t dwfl_created = 0;      // dwfl_begin calls
   uint64_t dwfl_invalidated = 0;  // recreated because the maps changed under reported modules
   uint64_t dwfl_evicted = 0;      // dropped to stay within max_cached_processes
+  uint64_t dwfl_forgotten = 0;    // dropped at the process's exit (forget_process)
+  uint64_t dwfl_live_peak = 0;    // most Dwfl instances alive at once (summed over a pool's unwinders)
+  // Debug files not handed to libdwfl: without .debug_frame they add no CFI,
+  // and libdw would decompress them once per process (find_debuginfo).
+  uint64_t debug_files_skipped = 0;
   uint64_t modules_reported = 0;
   uint64_t module_report_failures = 0;
   uint64_t stack_reads = 0, file_reads = 0, refused_reads = 0;
@@ -86,6 +91,11 @@ struct DwarfUnwinderOptions {
   size_t max_cached_processes = 1024;  // Dwfl instances kept (least recently used dropped)
   // libdwfl's debuginfo search path; empty means ":.debug:/usr/lib/debug".
   std::string debuginfo_path;
+  // Unwinding takes a separate debug file only for its .debug_frame (and
+  // skips those without one: debug_file_cfi.h). True hands libdwfl every
+  // debug file, so that names looked up through cached_dwfl() include its
+  // symbol table (the unwinding tests' harness).
+  bool load_every_debug_file = false;
 };
 
 // Not thread-safe; use one instance per worker thread (each has its own Dwfl
@@ -113,7 +123,8 @@ class DwarfUnwinder {
   const UnwindStats& stats() const { return stats_; }
 
   // The cached Dwfl of pid (modules reported so far), or nullptr; valid until
-  // the next unwind(). For symbolising in tests and diagnostics.
+  // the next unwind(). For symbolising in tests and diagnostics (with
+  // DwarfUnwinderOptions::load_every_debug_file for debug files' symbols).
   Dwfl* cached_dwfl(int32_t pid) const;
   // Makes sure a module is reported for address in pid's Dwfl and returns it.
   Dwfl* dwfl_with_module(int32_t pid, uint64_t address);

@@ -26,12 +26,22 @@ inline constexpr int kPerfRegSp = 7, kPerfRegIp = 8;
 inline constexpr int kDwarfToPerf[17] = {0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
 inline constexpr uint64_t kKernelStart = 0xffff800000000000ull;  // x86_64 canonical upper half
 
+// What find_debuginfo (libdwfl's callback) reads through a reported
+// module's userdata: the unwinder's debuginfo path (null: libdwfl's
+// default) and where it counts the debug files it did not hand over.
+struct DebugLookup {
+  const char* debuginfo_path = nullptr;
+  uint64_t* skipped = nullptr;
+  bool load_every_debug_file = false;  // DwarfUnwinderOptions'
+};
+
 }  // namespace unwind_state
 
 struct DwarfUnwinder::CallbackTable {
   std::string debuginfo_path;
   char* debuginfo_path_ptr = nullptr;
   Dwfl_Callbacks callbacks{};
+  unwind_state::DebugLookup lookup;  // every reported module's userdata
 };
 
 struct DwarfUnwinder::ElfFile {

@@ -48,9 +48,11 @@ struct UnwoundSample {
 
 class UnwindingCollector : public RecordHandler {
  public:
+  // Frames are named through the unwinder's Dwfl, so it loads every debug
+  // file (their symbol tables name libc's local functions).
   explicit UnwindingCollector(DwarfUnwinderOptions options = {},
                               DwarfUnwinder::ElfPathResolver resolve = {})
-      : unwinder(table, std::move(options), std::move(resolve)) {}
+      : unwinder(table, with_every_debug_file(std::move(options)), std::move(resolve)) {}
 
   // libdwfl's addrname scans the whole symtab per call: too slow for big
   // DSOs (libtorch), so tools that only compare addresses can turn it off.
@@ -89,6 +91,11 @@ class UnwindingCollector : public RecordHandler {
       u.frames.push_back(std::move(o));
     }
     samples.push_back(std::move(u));
+  }
+
+  static DwarfUnwinderOptions with_every_debug_file(DwarfUnwinderOptions o) {
+    o.load_every_debug_file = true;
+    return o;
   }
 
   ProcessTable table;
