@@ -478,6 +478,11 @@ UnwindOutcome DwarfUnwinder::classify_failure(ProcessState& ps) {
             pc - bias < ehdr.e_entry + 64)
           return UnwindOutcome::complete;
     }
+    // Without CFI libdwfl walks the frame-pointer chain, as perf's unwinder
+    // does; where that walk ran past the copied stack, the copy's size cut
+    // the stack, and perf script shows its root-side marker there
+    // (chromium's stripped code in a busy recording: 6.3 K samples).
+    if (ps.read_above_copy) return UnwindOutcome::memory_outside_copy;
     return UnwindOutcome::no_cfi;
   }
   if (ps.memory_failed) return UnwindOutcome::memory_outside_copy;

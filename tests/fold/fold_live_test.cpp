@@ -287,6 +287,26 @@ TEST_F(FoldLive, DwarfUnwindersDropAProcessAtItsExit) {
   if (libc_debug) EXPECT_GE(skipped, 10u) << r.out;
 }
 
+// Code without CFI is unwound by walking frame pointers, libdwfl's way and
+// perf's; where that walk runs past the copied stack, the copy cut the
+// stack, and perf script shows its root-side "[unknown]" marker: so does
+// the fold (it said "no CFI for pc" and left the marker out before).
+TEST_F(FoldLive, FramePointerWalkPastTheStackCopyKeepsPerfsMarker) {
+  std::string data = record("dwarf_no_cfi", "-e cpu-clock -F 999 --call-graph dwarf,4096",
+                            std::string(FOLD_NO_CFI_BIN) + " 300");
+  expect_agreement(data, "", "", 98.0);
+  std::string folded = fold(data, "--stats");
+  EXPECT_NE(last_fold_err_.find("needed memory outside the stack copy"), std::string::npos) << last_fold_err_;
+  double marked = 0, spin = 0;
+  for (auto& kv : parse_folded_normalised(folded)) {
+    if (kv.first.find(";spin") == std::string::npos) continue;
+    spin += kv.second;
+    if (kv.first.rfind("fold_no_cfi;[unknown];dive;", 0) == 0) marked += kv.second;
+  }
+  ASSERT_GT(spin, 0) << folded.substr(0, 2000);
+  EXPECT_GE(marked, spin * 0.9) << folded.substr(0, 2000);
+}
+
 // A 1 KiB user-stack copy cuts most stacks short. perf script marks each
 // with a root-side "[unknown]" frame (its unwinder reads the missing return
 // address as 0); the fold keeps that marker, so the folds agree, and says
