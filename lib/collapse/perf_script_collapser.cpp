@@ -140,8 +140,7 @@ void PerfScriptCollapser::begin_sample(const PerfScriptHeader& h) {
     // Any other sample of a blocked task: it is running, so without switch
     // lines its block ends here at the latest.
     int64_t tid = 0;
-    if (!wanted_ && !saw_switch_lines_ && h.has_time && !pending_.empty() && parse_int(h.tid, tid))
-      close_off_cpu(tid, h.time_ns, true);
+    if (!wanted_ && h.has_time && !pending_.empty() && parse_int(h.tid, tid)) task_seen(tid, h.time_ns);
   } else {
     if (is_sched_switch(event_)) sched_switch_samples_++;
     wanted_ = wanted_on_cpu(event_);
@@ -310,7 +309,7 @@ void PerfScriptCollapser::handle_switch_sample() {
   stats_.switch_outs++;
   // Switched out again with no switch-in seen: without switch lines the
   // block ends here (it ran in between), as in fgtool fold.
-  if (!saw_switch_lines_) close_off_cpu(prev_pid, time_ns_, true);
+  task_seen(prev_pid, time_ns_);
   Pending& p = pending_[prev_pid];
   if (!p.stack.empty()) stats_.repeated_switch_outs++;  // its switch-in was missed
   p.time_ns = time_ns_;
@@ -353,9 +352,8 @@ void PerfScriptCollapser::feed(std::string_view line) {
     // A task's exit (perf script --show-task-events) is its last record: as
     // in fgtool fold, it ends a block that no switch line ended.
     int64_t exiting = 0;
-    if (opt_.off_cpu && !saw_switch_lines_ && h.sideband.rfind("PERF_RECORD_EXIT", 0) == 0 && h.has_time &&
-        parse_int(h.tid, exiting))
-      close_off_cpu(exiting, h.time_ns, true);
+    if (opt_.off_cpu && h.sideband.rfind("PERF_RECORD_EXIT", 0) == 0 && h.has_time && parse_int(h.tid, exiting))
+      task_seen(exiting, h.time_ns);
     if (opt_.off_cpu && switch_line && h.rest.substr(0, 2) == "IN" && (h.rest.size() == 2 || h.rest[2] == ' ')) {
       stats_.switch_ins++;
       int64_t tid = 0;

@@ -88,6 +88,11 @@ class PerfScriptCollapser {
   bool wanted_on_cpu(std::string_view event);
   FrameId root_frame(std::string_view comm, std::string_view pid, std::string_view tid);
   void close_off_cpu(int64_t tid, uint64_t time_ns, bool by_next_record = false);
+  // tid shows up again (a sample, a switch-out, its exit): without switch
+  // lines, that ends its block.
+  void task_seen(int64_t tid, uint64_t time_ns) {
+    if (!saw_switch_lines_) close_off_cpu(tid, time_ns, true);
+  }
   void handle_switch_sample();
 
   FoldedProfile& out_;

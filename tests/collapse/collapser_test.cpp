@@ -199,9 +199,14 @@ const char* kOffCpu =
     "==> next_comm=p next_pid=13 next_prio=120\n"
     "\n";
 
-TEST(CollapseOffCpu, PairsSwitchOutsWithTheFirstSwitchIn) {
+fg::CollapseOptions off_cpu_options() {
   fg::CollapseOptions o;
   o.off_cpu = true;
+  return o;
+}
+
+TEST(CollapseOffCpu, PairsSwitchOutsWithTheFirstSwitchIn) {
+  fg::CollapseOptions o = off_cpu_options();
   fg::CollapseStats st;
   EXPECT_EQ(collapse_text(kOffCpu, o, &st), "p;nap;__schedule 250\nq_w;spin 1000\n");
   EXPECT_EQ(st.intervals, 2u);
@@ -212,8 +217,7 @@ TEST(CollapseOffCpu, PairsSwitchOutsWithTheFirstSwitchIn) {
 }
 
 TEST(CollapseOffCpu, StateAndMinimumBlockFilters) {
-  fg::CollapseOptions o;
-  o.off_cpu = true;
+  fg::CollapseOptions o = off_cpu_options();
   o.state_mask = fg::parse_state_filter("S,D");
   EXPECT_EQ(collapse_text(kOffCpu, o), "p;nap;__schedule 250\n");
   o.state_mask = fg::parse_state_filter("involuntary");
@@ -257,8 +261,7 @@ const char* kOffCpuNoSwitchLines =
     "z 12/12 1.004500000: PERF_RECORD_EXIT(12:12):(1:1)\n";
 
 TEST(CollapseOffCpu, WithoutSwitchLinesTheNextRecordEndsABlock) {
-  fg::CollapseOptions o;
-  o.off_cpu = true;
+  fg::CollapseOptions o = off_cpu_options();
   fg::CollapseStats st;
   EXPECT_EQ(collapse_text(kOffCpuNoSwitchLines, o, &st), "p;nap 300\nq;spin 1000\nz;io 2000\nz;wait 500\n");
   EXPECT_EQ(st.intervals, 4u);
@@ -272,8 +275,7 @@ TEST(CollapseOffCpu, SwitchLinesTurnTheNextRecordRuleOff) {
   // blocks, and a switch-out while one is pending replaces it (its
   // switch-in was missed).
   std::string text = std::string("x 9/9 [000] 0.900000000: PERF_RECORD_SWITCH OUT\n") + kOffCpuNoSwitchLines;
-  fg::CollapseOptions o;
-  o.off_cpu = true;
+  fg::CollapseOptions o = off_cpu_options();
   fg::CollapseStats st;
   EXPECT_EQ(collapse_text(text, o, &st), "q;spin 1000\n");
   EXPECT_EQ(st.intervals, 1u);
