@@ -30,8 +30,15 @@ std::string_view without_modifiers(std::string_view event) {
   size_t colon = event.rfind(':');
   if (colon == std::string_view::npos || colon + 1 == event.size()) return event;
   for (char c : event.substr(colon + 1))
-    if (!std::strchr("ukhpPGHSDIWe", c)) return event;
+    if (!std::strchr("ukhpPGHSDIWeb", c)) return event;
   return event.substr(0, colon);
+}
+
+// "task-clock/period=100000/:u" -> "task-clock:u" (an event recorded with terms).
+std::string without_terms(std::string_view event) {
+  const size_t open = event.find('/'), close = event.rfind('/');
+  if (open == std::string_view::npos || open == 0 || close == open) return std::string(event);
+  return std::string(event.substr(0, open)).append(event.substr(close + 1));
 }
 
 bool parse_int(std::string_view s, int64_t& v) {
@@ -106,7 +113,24 @@ void PerfScriptCollapser::malformed(const std::string& what, uint64_t line) {
 }
 
 bool PerfScriptCollapser::wanted_on_cpu(std::string_view event) {
-  if (!opt_.event.empty()) return event == opt_.event || without_modifiers(event) == opt_.event;
+  if (!opt_.event.empty()) {
+    if (event == opt_.event || without_modifiers(event) == opt_.event) {
+      if (!chose_event_) stats_.event.assign(event.data(), event.size());  // for the units
+      chose_event_ = true;
+      return true;
+    }
+    // As the native fold: an event recorded with terms answers to its name
+    // without them. Only the first such event seen is folded (the fold asks
+    // for the full name where several share it).
+    if (!chose_event_) {
+      if (event.find('/') == std::string_view::npos) return false;
+      const std::string base = without_terms(event);
+      if (base == event || (base != opt_.event && without_modifiers(base) != opt_.event)) return false;
+      chose_event_ = true;
+      stats_.event.assign(event.data(), event.size());
+    }
+    return event == stats_.event;
+  }
   // As the reference folding: the first sampling event that is not the
   // off-CPU tracepoint (a mixed recording folds its cpu-clock samples).
   if (!chose_event_) {
@@ -383,7 +407,8 @@ void PerfScriptCollapser::finish() {
     next_record_us_.clear();
     out_.units = "us";
   } else if (saw_period_ && !opt_.count_samples) {
-    std::string_view ev = without_modifiers(stats_.event);
+    const std::string base = without_terms(stats_.event);
+    std::string_view ev = without_modifiers(base);
     out_.units = (ev == "cpu-clock" || ev == "task-clock") ? "ns" : "period";
   } else {
     out_.units = "samples";

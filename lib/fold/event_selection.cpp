@@ -14,10 +14,19 @@ bool event_name_matches(const std::string& attr_name, const std::string& wanted)
     size_t colon = n.rfind(':');
     if (colon == std::string::npos) return n;
     std::string mods = n.substr(colon + 1);
-    bool all_mods = !mods.empty() && mods.find_first_not_of("ukhpPGHSD") == std::string::npos;
+    bool all_mods = !mods.empty() && mods.find_first_not_of("ukhpPGHSDIWeb") == std::string::npos;
     return all_mods ? n.substr(0, colon) : n;
   };
   return strip(attr_name) == strip(wanted);
+}
+
+std::string event_name_without_terms(const std::string& name) {
+  // NAME/terms/ or NAME/terms/:modifiers; a PMU's "cpu/cycles/" too, whose
+  // base "cpu" is then ambiguous where it has several events.
+  const size_t open = name.find('/');
+  const size_t close = name.rfind('/');
+  if (open == std::string::npos || open == 0 || close == open) return name;
+  return name.substr(0, open) + name.substr(close + 1);
 }
 
 EventSelection::EventSelection(const PerfFileInfo& info, const std::string& path, const FoldOptions& options,
@@ -35,18 +44,7 @@ EventSelection::EventSelection(const PerfFileInfo& info, const std::string& path
     if (a.context_switch()) switch_records_ = true;
     if (is_sched_switch(a)) sched_switch_attrs_.push_back(i);
   }
-  if (!options.event.empty()) {
-    for (size_t i = 0; i < info.attrs.size(); ++i)
-      if (event_name_matches(info.attrs[i].name, options.event)) {
-        fold_attr_ = int(i);
-        break;
-      }
-    if (fold_attr_ < 0) {
-      std::string names;
-      for (const auto& a : info.attrs) names += (names.empty() ? "" : ", ") + a.name;
-      throw UsageError("--event " + options.event + ": no such event in " + path + " (it has: " + names + ")");
-    }
-  }
+  if (!options.event.empty()) select_event(info, path, options.event);
   if (options.view == FoldView::on_cpu) return;
   if (sched_switch_attrs_.empty())
     throw UsageError(path + ": no sched:sched_switch events; record with "
@@ -60,6 +58,28 @@ EventSelection::EventSelection(const PerfFileInfo& info, const std::string& path
   next_pid_ = fmt->field("next_pid");
   if (!prev_pid_ || !prev_state_ || !next_pid_)
     throw InputError(path + ": the sched_switch format lacks prev_pid/prev_state/next_pid");
+}
+
+// The first event of that name; else the one event whose name without its
+// terms is that name (`-e task-clock/period=100000/` is named so in the file,
+// and perf script prints it so).
+void EventSelection::select_event(const PerfFileInfo& info, const std::string& path, const std::string& wanted) {
+  std::vector<size_t> by_base;
+  for (size_t i = 0; i < info.attrs.size() && fold_attr_ < 0; ++i) {
+    if (event_name_matches(info.attrs[i].name, wanted)) fold_attr_ = int(i);
+    else if (event_name_matches(event_name_without_terms(info.attrs[i].name), wanted)) by_base.push_back(i);
+  }
+  if (fold_attr_ >= 0) return;
+  std::string names;
+  for (const auto& a : info.attrs) names += (names.empty() ? "" : ", ") + a.name;
+  if (by_base.size() == 1) {
+    fold_attr_ = int(by_base[0]);
+    return;
+  }
+  if (by_base.size() > 1)
+    throw UsageError("--event " + wanted + ": several events of that name in " + path + "; name one in full (it has: " +
+                     names + ")");
+  throw UsageError("--event " + wanted + ": no such event in " + path + " (it has: " + names + ")");
 }
 
 bool EventSelection::is_switch(size_t attr_index) const {

@@ -19,6 +19,8 @@ namespace fg {
 
 // "cpu-clock:u" names the same event as "cpu-clock".
 bool event_name_matches(const std::string& attr_name, const std::string& wanted);
+// "task-clock/period=100000/:u" without its terms: "task-clock:u".
+std::string event_name_without_terms(const std::string& name);
 bool is_clock_event(const EventAttr& a);
 
 // One sched_switch sample's fields.
@@ -54,6 +56,7 @@ class EventSelection {
   bool read_switch(const Sample& s, SchedSwitch* out) const;
 
  private:
+  void select_event(const PerfFileInfo& info, const std::string& path, const std::string& wanted);
   bool is_sched_switch(const EventAttr& a) const;
 
   TracingData tracing_;

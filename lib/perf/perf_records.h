@@ -89,7 +89,7 @@ struct Sample {
   uint64_t time = 0;
   uint64_t addr = 0, id = 0, stream_id = 0;
   uint32_t cpu = kNoCpu;
-  uint64_t period = 0;
+  uint64_t period = 0;            // PERIOD, else the attribute's fixed sample_period (as perf)
   // READ: the raw read_format words (see perf_event_open(2)); read_nr_words u64s.
   const uint64_t* read_values = nullptr;
   uint64_t read_nr_words = 0;

@@ -128,7 +128,10 @@ void decode_sample(const EventAttr& a, const uint8_t* rec, size_t size, Sample& 
     s.cpu = c.u32("CPU");
     c.u32("CPU");
   }
-  if (t & sb::PERIOD) s.period = c.u64("PERIOD");
+  // `perf record -c N` fixes the period in the attribute and leaves the
+  // PERIOD bit out: each sample then weighs attr.sample_period, as perf's
+  // evsel__parse_sample takes it (the weight was 0 and every stack dropped).
+  s.period = t & sb::PERIOD ? c.u64("PERIOD") : a.sample_period;
   if (t & sb::READ) {
     const uint64_t rf = a.read_format;
     const size_t start = c.pos();

@@ -150,6 +150,34 @@ TEST(Collapse, FirstEventOnlyUnlessNamed) {
   EXPECT_EQ(collapse_text(text, o), "p;b 3\n");
 }
 
+// As the native fold: an event recorded with terms (-e task-clock/period=N/)
+// answers to its name without them, and only the first such event is
+// folded; the units follow the event chosen.
+TEST(Collapse, EventNamedWithoutItsTerms) {
+  const char* text =
+      "p 1/1 1.0: 250 cpu-clock/period=250/: \n\t 10 a (/p)\n\n"
+      "p 1/1 1.1: 100 task-clock/period=100/: \n\t 10 b (/p)\n\n"
+      "p 1/1 1.2: 100 task-clock/period=100/:u: \n\t 10 b (/p)\n\n"
+      "p 1/1 1.3: 250 cpu-clock/period=250/: \n\t 10 a (/p)\n\n";
+  fg::CollapseOptions o;
+  o.event = "task-clock";
+  fg::FoldedProfile p;
+  {
+    fg::PerfScriptCollapser c(p, o, "t.txt");
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) c.feed(line);
+    c.finish();
+    EXPECT_EQ(c.stats().event, "task-clock/period=100/");
+    EXPECT_EQ(c.stats().samples_other_event, 3u);  // ":u" is another event
+  }
+  EXPECT_EQ(folded_text(p), "p;b 100\n");
+  EXPECT_EQ(p.units, "ns");
+  o.event = "cpu-clock/period=250/";
+  EXPECT_EQ(collapse_text(text, o), "p;a 500\n");
+  o.event = "cpu";
+  EXPECT_EQ(collapse_text(text, o), "");
+}
+
 TEST(Collapse, InlineFramesOnlyWithOption) {
   const char* text =
       "p 1 1.0: 1 cpu-clock: \n"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -120,6 +121,33 @@ TEST_F(FoldLive, SecondEventSelectedByName) {
   CommandResult r = run_shell(shell_quote(fgtool_bin()) + " fold --event cycles-nope " + shell_quote(data));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("no such event"), std::string::npos) << r.err;
+}
+
+// `perf record -c N` leaves PERF_SAMPLE_PERIOD out of the samples: each
+// weighs its event's fixed period (the fold used to weigh them 0 and print
+// nothing). Two events of different periods, the same sample_type: the
+// period follows the event, not the last decoded sample. Events recorded
+// with terms answer to their names without them, in fold and collapse.
+TEST_F(FoldLive, FixedPeriodSamplesWeighTheirEventsPeriod) {
+  std::string data =
+      record("fixed", "-e cpu-clock/period=250000/ -e task-clock/period=100000/ -g", kCalls + " 20");
+  expect_agreement(data, "", "", 99.0, 0.0);
+  for (const char* event : {"cpu-clock", "task-clock"}) {
+    SCOPED_TRACE(event);
+    expect_agreement(data, std::string("--event ") + event, std::string("--event ") + event, 99.0, 0.0);
+    const double period = std::string(event) == "cpu-clock" ? 250000 : 100000;
+    std::string folded = fold(data, std::string("--event ") + event);
+    EXPECT_EQ(folded, fold(data, std::string("--event ") + event + "/period=" + std::to_string(int(period)) + "/"));
+    double total = 0;
+    for (auto& kv : parse_folded_normalised(folded)) {
+      EXPECT_EQ(std::fmod(kv.second, period), 0.0) << kv.first << " " << kv.second;
+      total += kv.second;
+    }
+    EXPECT_GT(total, 20 * period);
+  }
+  // Recorded with one -c for both events: the same period, still not 0.
+  data = record("fixed_c", "-e cpu-clock -c 100000 -g", kCalls + " 20");
+  expect_agreement(data, "", "", 99.0, 0.0);
 }
 
 TEST_F(FoldLive, ExecAndForkKeepEachProcessApart) {

@@ -591,3 +591,34 @@ TEST(PerfSynthetic, ReusedSampleKeepsNoStaleFields) {
   EXPECT_EQ(s.regs_abi, 0u);
   EXPECT_EQ(s.stack_user_size, 0u);
 }
+
+// `perf record -c N` (or -e EVENT/period=N/) leaves PERF_SAMPLE_PERIOD out:
+// a sample weighs its attribute's sample_period, as perf reads it, also when
+// the Sample was last decoded for another event of the same sample_type.
+TEST(PerfSynthetic, FixedPeriodComesFromTheSamplesAttribute) {
+  auto record_of = [](const std::string& body) {
+    std::string r;
+    put<uint32_t>(r, 9), put<uint16_t>(r, 2), put<uint16_t>(r, uint16_t(8 + body.size()));
+    std::vector<uint64_t> words((r.size() + body.size() + 7) / 8);
+    std::memcpy(words.data(), (r + body).data(), r.size() + body.size());
+    return words;
+  };
+  EventAttr a, b, with_period;
+  a.sample_type = b.sample_type = sb::IP;
+  a.sample_period = 250000;
+  b.sample_period = 100000;
+  with_period.sample_type = sb::IP | sb::PERIOD;
+  with_period.sample_period = 4000;  // a frequency: the record's period counts
+  with_period.flags = 1u << 10;      // freq
+  std::string ip, ip_period;
+  put<uint64_t>(ip, 0x401000);
+  put<uint64_t>(ip_period, 0x401000), put<uint64_t>(ip_period, 777);
+  auto r1 = record_of(ip), r2 = record_of(ip_period);
+  Sample s;
+  perf_sample::decode_sample(a, reinterpret_cast<const uint8_t*>(r1.data()), 8 + ip.size(), s);
+  EXPECT_EQ(s.period, 250000u);
+  perf_sample::decode_sample(b, reinterpret_cast<const uint8_t*>(r1.data()), 8 + ip.size(), s);
+  EXPECT_EQ(s.period, 100000u);
+  perf_sample::decode_sample(with_period, reinterpret_cast<const uint8_t*>(r2.data()), 8 + ip_period.size(), s);
+  EXPECT_EQ(s.period, 777u);
+}
