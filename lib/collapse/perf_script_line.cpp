@@ -149,13 +149,24 @@ bool parse_perf_script_header(std::string_view line, PerfScriptHeader& out) {
     out.comm = line.substr(tok[0].begin, tok[comm_end_tok - 1].end - tok[0].begin);
     return true;
   }
-  if (anchor >= 2 && pid_tid_token(text(anchor - 1), out.pid, out.tid))
+  // Without cpu and time (a recording without PERF_SAMPLE_TIME, or -F
+  // without them) the period comes straight before the event:
+  // "comm pid/tid period event:". The decimal before the event is then the
+  // period where a pid/tid (or, with tid alone, another decimal) precedes
+  // it; a comm must keep one word.
+  size_t fields_from = anchor;
+  if (anchor >= 3 && event_token(text(anchor)) && !time_token(text(anchor)) && all_digits(text(anchor - 1)) && text(anchor - 1).size() <= 20 &&
+      pid_tid_token(text(anchor - 2), out.pid, out.tid))
+    fields_from = anchor - 1;
+  if (fields_from != anchor)
+    comm_end_tok = anchor - 2;
+  else if (anchor >= 2 && pid_tid_token(text(anchor - 1), out.pid, out.tid))
     comm_end_tok = anchor - 1;
   else
     comm_end_tok = anchor;
   out.comm = line.substr(tok[0].begin, tok[comm_end_tok - 1].end - tok[0].begin);
 
-  header_fields(line, tok, n, anchor, out);
+  header_fields(line, tok, n, fields_from, out);
   return true;
 }
 

@@ -61,6 +61,32 @@ TEST(PerfScriptHeader, NoCallchainSampleCarriesTheFrame) {
   EXPECT_EQ(h.rest, "7f6e830dc0c0 do_lookup_x+0x360 (/usr/lib/ld.so)");
 }
 
+// A recording without PERF_SAMPLE_TIME (perf record --per-thread) prints
+// no time: the period sits between pid/tid and the event. It was read as
+// the tid, and the pid/tid as part of the comm.
+TEST(PerfScriptHeader, NoTimePeriodBeforeTheEvent) {
+  auto h = header("calls 30635/30636    1001001 cpu-clock: ");
+  EXPECT_EQ(h.comm, "calls");
+  EXPECT_EQ(h.pid, "30635");
+  EXPECT_EQ(h.tid, "30636");
+  EXPECT_FALSE(h.has_time);
+  EXPECT_TRUE(h.has_period);
+  EXPECT_EQ(h.period, 1001001u);
+  EXPECT_EQ(h.event, "cpu-clock");
+  h = header("gemm worker 30636    1001001 cpu-clock: ");  // tid alone
+  EXPECT_EQ(h.comm, "gemm worker");
+  EXPECT_EQ(h.tid, "30636");
+  EXPECT_EQ(h.period, 1001001u);
+  h = header("gemm worker 30636 cpu-clock: ");  // no period: the decimal is the tid
+  EXPECT_EQ(h.comm, "gemm worker");
+  EXPECT_EQ(h.tid, "30636");
+  EXPECT_FALSE(h.has_period);
+  h = header("p 7 11 1.000000: 5 cpu-clock: ");  // with a time, as before
+  EXPECT_EQ(h.comm, "p 7");
+  EXPECT_EQ(h.tid, "11");
+  EXPECT_EQ(h.period, 5u);
+}
+
 TEST(PerfScriptHeader, TentativeWithoutTimeOrEvent) {
   auto h = header("workload  8333 ");
   EXPECT_TRUE(h.tentative);

@@ -150,6 +150,22 @@ TEST_F(FoldLive, FixedPeriodSamplesWeighTheirEventsPeriod) {
   expect_agreement(data, "", "", 99.0, 0.0);
 }
 
+// `perf record --per-thread` samples carry no time: the fold needs none,
+// and perf script prints the period straight after pid/tid, which the
+// collapser read as the tid (every stack's root "calls_PID/TID", weight 1).
+TEST_F(FoldLive, SamplesWithoutTimestampsAgree) {
+  std::string data = record("notime", "--per-thread -e cpu-clock -F 999 -g", kCalls + " 20");
+  CommandResult r = run_shell("perf script --no-inline -F comm,pid,tid,period,event,ip,sym,dso -i " + shell_quote(data) +
+                              " 2>/dev/null | " + shell_quote(fgtool_bin()) + " collapse -");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_FALSE(r.out.empty());
+  std::string folded = fold(data, "");
+  Agreement a = folded_agreement(r.out, folded);
+  EXPECT_GE(a.percent, 99.0) << a.worst;
+  EXPECT_EQ(a.total_a, a.total_b);
+  EXPECT_EQ(r.out.find("calls_"), std::string::npos) << r.out.substr(0, 400);
+}
+
 TEST_F(FoldLive, ExecAndForkKeepEachProcessApart) {
   std::string data = record("exec", "-e cpu-clock -F 1999 -g",
                             "sh -c 'gzip -c /usr/bin/perf >/dev/null; " + kCalls + " 10 >/dev/null'");
