@@ -28,8 +28,9 @@ void PerfDataReader::Impl::open() {
   struct stat st;
   if (fstat(fd, &st) != 0) throw InputError(path + ": cannot stat: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode))
-    throw InputError(path + ": is a directory: perf.data directories (`perf record --threads`) are not "
-                            "supported; record without --threads");
+    throw InputError(path + ": is a directory: perf.data directories (`perf record --threads`) are not read "
+                            "natively; fold it with `perf script -i " + path + " | fgtool collapse -`, or record "
+                            "without --threads");
   uint8_t first[perf_abi::FILE_HEADER_SIZE] = {};
   size_t avail = 0;
   if (S_ISREG(st.st_mode)) {

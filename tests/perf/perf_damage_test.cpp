@@ -134,6 +134,9 @@ TEST(PerfDamage, EmptyWrongMagicForeignEndianV1) {
     ADD_FAILURE() << "no error for a directory";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--threads"), std::string::npos) << e.what();
+    // ... and the way that does read it: perf's own reader into collapse.
+    EXPECT_NE(std::string(e.what()).find("perf script -i " + dir + " | fgtool collapse -"), std::string::npos)
+        << e.what();
   }
   try {
     PerfDataReader r(dir + "/missing.data");
