@@ -170,7 +170,10 @@ int run_merge(const std::vector<std::string>& args) {
     }
   }
 
-  auto root_name = [&](const std::string& value) { return label_key.empty() ? value : label_key + "=" + value; };
+  // A root frame: file names and label values may hold ';' or line breaks.
+  auto root_name = [&](const std::string& value) {
+    return folded_safe_name(label_key.empty() ? value : label_key + "=" + value);
+  };
   // Every input streams into one tree: for folded output with labels, each
   // below its root frame. pprof output with labels needs one tree per value
   // (inputs with the same value share it), each a group with its label.

@@ -249,7 +249,7 @@ void PerfScriptCollapser::add_frame_line(std::string_view line) {
 
 FrameId PerfScriptCollapser::root_frame(std::string_view comm, std::string_view pid, std::string_view tid) {
   name_.clear();
-  for (char c : comm) name_ += c == ' ' ? '_' : c == ';' ? ':' : c;
+  for (char c : comm) name_ += c == ' ' || c == '\r' ? '_' : c == ';' ? ':' : c;
   if (opt_.root != CollapseOptions::Root::Comm) {
     name_ += '-';
     name_ += pid.empty() ? std::string_view("?") : pid;

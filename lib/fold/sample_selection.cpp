@@ -57,9 +57,10 @@ ThreadRoot* SampleSelection::root(std::string_view comm, int32_t pid, int32_t ti
   RootKey key{std::string(comm), by_pid ? pid : 0, by_tid ? tid : 0};
   auto it = roots_.find(key);
   if (it != roots_.end()) return it->second;
-  std::string name(comm);
+  // As stackcollapse-perf.pl names a comm: spaces as '_'; and nothing
+  // that splits a frame or a line (prctl(PR_SET_NAME) takes any bytes).
+  std::string name = folded_safe_name(comm);
   std::replace(name.begin(), name.end(), ' ', '_');
-  std::replace(name.begin(), name.end(), ';', ':');
   if (options_.root_with_tid) name += "-" + std::to_string(pid) + "/" + std::to_string(tid);
   else if (options_.root_with_pid) name += "-" + std::to_string(pid);
   ThreadRoot* root = &root_store_.emplace_back();

@@ -253,6 +253,21 @@ FoldedProfile& FoldedProfile::operator=(FoldedProfile&&) noexcept = default;
 
 FrameId FoldedProfile::intern(std::string_view name) { return impl_->intern(name); }
 
+std::string folded_safe_name(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c == ';') c = ':';
+    else if (c == '\n' || c == '\r') c = ' ';
+  }
+  return out;
+}
+
+FrameId FoldedProfile::intern_from_input(std::string_view name) {
+  name = clamp_frame_name(name);
+  if (is_folded_safe(name)) return impl_->intern(name);
+  return impl_->intern(folded_safe_name(name));
+}
+
 FrameId FoldedProfile::find_frame(std::string_view name) const {
   uint64_t h = detail::hash_bytes(name.data(), name.size());
   size_t slot = impl_->find_name_slot(name, h);

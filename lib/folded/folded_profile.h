@@ -36,6 +36,18 @@ inline std::string_view clamp_frame_name(std::string_view name) {
   return name.substr(0, n);
 }
 
+// The folded format's separators are ';' between frames and a line per
+// stack: a name holding one would split a frame or a stack. Names read from
+// input that may hold them (trace JSON, pprof strings, a thread's comm, file
+// names) go through folded_safe_name: ';' becomes ':', line breaks spaces.
+inline bool is_folded_safe(std::string_view name) {
+  for (char c : name)
+    if (c == ';' || c == '\n' || c == '\r') return false;
+  return true;
+}
+// `name` unchanged when it is safe.
+std::string folded_safe_name(std::string_view name);
+
 class FoldedProfile {
  public:
   FoldedProfile();
@@ -45,6 +57,8 @@ class FoldedProfile {
 
   // ---- frame names ----
   FrameId intern(std::string_view name);
+  // A name read from input: made folded-safe and clamped (clamp_frame_name).
+  FrameId intern_from_input(std::string_view name);
   // The id of a name already interned, or kNoFrame.
   static constexpr FrameId kNoFrame = 0xffffffffu;
   FrameId find_frame(std::string_view name) const;

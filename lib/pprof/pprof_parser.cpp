@@ -444,14 +444,15 @@ class PprofParser {
           std::string_view n = str(f.name, f.offset, "Function.name");
           if (n.empty()) n = str(f.system_name, f.offset, "Function.system_name");
           if (n.empty()) n = "[unknown]";
-          frame = into.intern(clamp_frame_name(n));
+          frame = into.intern_from_input(n);
         }
         loc_frames_.push_back(frame);
         if (!object.empty() && into.frame_object(frame).empty()) into.set_frame_object(frame, object);
       }
       if (loc.line_count == 0) {
         // No symbol: the stackcollapse convention, "[object]".
-        FrameId frame = into.intern(object.empty() ? std::string("[unknown]") : "[" + std::string(path_base_name(object)) + "]");
+        FrameId frame =
+            into.intern_from_input(object.empty() ? std::string("[unknown]") : "[" + std::string(path_base_name(object)) + "]");
         if (!object.empty() && into.frame_object(frame).empty()) into.set_frame_object(frame, object);
         loc_frames_.push_back(frame);
       }

@@ -16,6 +16,7 @@
 
 #include "diagnostics/input_error.h"
 #include "symbols/jit_map.h"
+#include "folded/folded_profile.h"
 #include "symbols/symbol_names.h"
 #include "unwind/process_table.h"  // is_file_backed_path (header-only: no link dependency)
 

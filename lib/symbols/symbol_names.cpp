@@ -206,13 +206,4 @@ std::string demangle_without_params(std::string_view mangled) {
   return strip_params(full.get());
 }
 
-std::string folded_safe_name(std::string_view name) {
-  std::string out(name);
-  for (char& c : out) {
-    if (c == ';') c = ':';
-    else if (c == '\n' || c == '\r') c = ' ';
-  }
-  return out;
-}
-
 }  // namespace fg

@@ -31,8 +31,7 @@ std::string strip_params(std::string_view demangled);
 // hash removed, or empty when `mangled` is not one.
 std::string demangle_rust_legacy(std::string_view mangled);
 
-// Makes a frame name safe for the folded format: ';' becomes ':' and line breaks
-// become spaces. Returns the input unchanged when nothing needs replacing.
-std::string folded_safe_name(std::string_view name);
+// folded_safe_name (making a name safe for the folded format) is in
+// folded/folded_profile.h, beside the format's other limits.
 
 }  // namespace fg

@@ -4,6 +4,7 @@
 
 #include "diagnostics/input_error.h"
 #include "diagnostics/progress.h"
+#include "folded/folded_profile.h"
 #include "folded/input_stream.h"
 #include "symbols/symbol_names.h"
 #include "traces/gpu_attribution.h"

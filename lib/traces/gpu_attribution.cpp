@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "folded/folded_profile.h"
 #include "symbols/symbol_names.h"
 
 namespace fg::chrome_trace {
@@ -46,7 +47,7 @@ class GpuAttribution {
 
   void run() {
     std::unordered_map<uint64_t, int64_t> flow_of_act = flows_of_activities(events_.flows, acts_);
-    label_root_ = opt_.root_label.empty() ? 0 : profile_.child(0, profile_.intern(opt_.root_label));
+    label_root_ = opt_.root_label.empty() ? 0 : profile_.child(0, profile_.intern_from_input(opt_.root_label));
     launcher_.assign(acts_.size(), nullptr);
     for (size_t i = 0; i < acts_.size(); ++i) attribute(i, flow_of_act);
     if (opt_.gpu_idle && !acts_.empty()) add_idle_gaps();

@@ -240,8 +240,9 @@ FoldedProfile fold_onednn_verbose(const std::string& path, OnednnVerboseStats* s
   read_onednn_verbose(
       path,
       [&](const OnednnExec& e) {
-        FrameId frames[3] = {profile.intern(or_none(e.primitive)), profile.intern(or_none(e.implementation)),
-                             profile.intern(or_none(e.problem))};
+        FrameId frames[3] = {profile.intern_from_input(or_none(e.primitive)),
+                             profile.intern_from_input(or_none(e.implementation)),
+                             profile.intern_from_input(or_none(e.problem))};
         NodeId nodes[3];
         profile.add_path(0, frames, 3, nodes);
         if (nodes[2] >= self_ns.size()) self_ns.resize(std::max<size_t>(nodes[2] + 1, self_ns.size() * 2), 0);

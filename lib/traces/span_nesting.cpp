@@ -103,20 +103,20 @@ NodeId SpanNester::thread_root(const Thread& t, size_t* depth) {
   NodeId root = 0;
   size_t d = 0;
   if (!opt_.root_label.empty()) {
-    root = profile_.child(root, profile_.intern(opt_.root_label));
+    root = profile_.child(root, profile_.intern_from_input(opt_.root_label));
     ++d;
   }
   if (opt_.roots == ChromeTraceOptions::Roots::ProcessAndThread) {
     auto p = events_.process_names.find(t.pid_key);
     std::string label = p != events_.process_names.end() && !p->second.empty() ? p->second : label_of(t.pid_key, "pid");
-    root = profile_.child(root, profile_.intern(label));
+    root = profile_.child(root, profile_.intern_from_input(label));
     ++d;
   }
   if (opt_.roots != ChromeTraceOptions::Roots::None) {
     auto n = events_.thread_names.find(t.pid_key + '\0' + t.tid_key);
     std::string label =
         n != events_.thread_names.end() && !n->second.empty() ? n->second : trimmed(label_of(t.tid_key, "tid"));
-    root = profile_.child(root, profile_.intern(label));
+    root = profile_.child(root, profile_.intern_from_input(label));
     ++d;
   }
   if (depth) *depth = d;

@@ -121,9 +121,8 @@ uint32_t TraceEventCollector::thread_index() {
 
 FrameId TraceEventCollector::frame_of_name() {
   const TraceJsonValue& n = ev_->name;
-  if (n.type == TraceJsonValue::String) return profile_.intern(clamp_frame_name(n.text));
   if (n.type == TraceJsonValue::Missing || n.text.empty()) return profile_.intern("[unnamed]");
-  return profile_.intern(n.text);  // numbers as spelled
+  return profile_.intern_from_input(n.text);  // numbers as spelled
 }
 
 uint8_t TraceEventCollector::kind_of() const {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -164,6 +165,30 @@ TEST_F(FoldLive, SamplesWithoutTimestampsAgree) {
   EXPECT_GE(a.percent, 99.0) << a.worst;
   EXPECT_EQ(a.total_a, a.total_b);
   EXPECT_EQ(r.out.find("calls_"), std::string::npos) << r.out.substr(0, 400);
+}
+
+// A comm is any bytes (an executable's file name, prctl(PR_SET_NAME)): one
+// with ';' or a line break would split the root frame or the stack's line.
+TEST_F(FoldLive, ACommThatWouldSplitAFoldedLineIsMadeSafe) {
+  const std::string odd = dir_ + "/odd;na\nme";
+  std::filesystem::copy_file(kCalls, odd);
+  std::filesystem::permissions(odd, std::filesystem::perms::owner_all);
+  std::string data = record("oddcomm", "-e cpu-clock -F 999 -g", shell_quote(odd) + " 10");
+  for (const char* args : {"", "--tid"}) {
+    SCOPED_TRACE(args);
+    std::string folded = fold(data, args);
+    std::istringstream lines(folded);
+    size_t odd = 0;
+    for (std::string line; std::getline(lines, line);) {
+      const size_t space = line.rfind(' ');
+      ASSERT_NE(space, std::string::npos) << line;
+      EXPECT_EQ(line.find_first_not_of("0123456789.", space + 1), std::string::npos) << line;
+      // The main thread keeps the file's name; its worker renames itself.
+      if (line.rfind("odd:na_me", 0) == 0) ++odd;
+      else EXPECT_EQ(line.rfind("layer_worker", 0), 0u) << line;
+    }
+    EXPECT_GT(odd, 0u);
+  }
 }
 
 TEST_F(FoldLive, ExecAndForkKeepEachProcessApart) {

@@ -27,6 +27,20 @@ std::vector<std::pair<std::string, double>> stacks_of(const FoldedProfile& p) {
   return out;
 }
 
+// Names from input: ';' and line breaks would split a frame or a stack.
+TEST(FoldedProfile, InternFromInputMakesNamesSafe) {
+  EXPECT_TRUE(is_folded_safe("std::function<void (int)>::operator()"));
+  EXPECT_FALSE(is_folded_safe("a;b"));
+  EXPECT_FALSE(is_folded_safe("a\nb"));
+  EXPECT_FALSE(is_folded_safe("a\rb"));
+  EXPECT_EQ(folded_safe_name("a;b\nc\rd\te"), "a:b c d\te");
+  FoldedProfile p;
+  FrameId f = p.intern_from_input("op;x\ny");
+  EXPECT_EQ(p.frame_name(f), "op:x y");
+  EXPECT_EQ(p.intern_from_input("op:x y"), f);
+  EXPECT_EQ(p.intern_from_input(std::string(kMaxFrameNameBytes + 10, 'n')), p.intern(std::string(kMaxFrameNameBytes, 'n')));
+}
+
 TEST(FoldedProfile, InternIsStable) {
   FoldedProfile p;
   FrameId a = p.intern("main"), b = p.intern("foo"), a2 = p.intern("main");

@@ -100,6 +100,27 @@ TEST(PprofReader, ReadsWhatTheBuilderWrites) {
   }
 }
 
+// A pprof's strings are any bytes: a function named with ';' or a line
+// break, or an object file named so, would split a frame or a stack of the
+// folded output. They read as ':' and spaces.
+TEST(PprofReader, NamesThatWouldSplitAFoldedLineAreMadeSafe) {
+  PprofBuilder b;
+  b.add_sample_type("samples", "count");
+  PprofBuilder::Mapping m;
+  m.filename = "/tmp/odd;dir/lib\nx.so";
+  m.memory_start = 0x1000;
+  m.memory_limit = 0x9000;
+  const uint64_t map = b.add_mapping(m);
+  PprofBuilder::Line outer{b.function("main;evil\nname"), 0}, leaf{b.function("leaf\rx"), 0};
+  const uint64_t stack[] = {b.add_location(map, 0x1300, nullptr, 0), b.add_location(0, 0, &leaf, 1),
+                            b.add_location(0, 0, &outer, 1)};
+  int64_t v[] = {5};
+  b.add_sample(stack, 3, v, 1, nullptr, 0);
+  FoldedProfile p;
+  read_pprof_data(b.encode(), "t.pb", p, {});
+  EXPECT_EQ(folded_text(p), "main:evil name;leaf x;[lib x.so] 5\n");
+}
+
 // Over 40 MiB of samples: compressed in 8 MiB runs on other threads while
 // building (past the third, in the buffers of runs already compressed), the
 // rest as members straight from the parts. The result must read back as

@@ -108,12 +108,6 @@ TEST(SymbolNames, RustLegacyHashIsStrippedAndEscapesDecoded) {
   EXPECT_EQ(fg::demangle_rust_legacy("_ZN3foo3barE"), "");
 }
 
-TEST(SymbolNames, FoldedSafeName) {
-  EXPECT_EQ(fg::folded_safe_name("a;b;c"), "a:b:c");
-  EXPECT_EQ(fg::folded_safe_name("x\ny"), "x y");
-  EXPECT_EQ(fg::folded_safe_name("ns::f"), "ns::f");
-}
-
 // Real spellings from the installed libtorch: demangling must never produce a name
 // with parameters where perf has none, i.e. no top-level "(" outside the allowed
 // places, and must not crash on any of them.

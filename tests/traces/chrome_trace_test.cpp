@@ -55,6 +55,23 @@ TEST(ChromeTrace, OpenArrayIsAcceptedAndNoted) {
   ASSERT_EQ(st.warnings().size(), 1u);
 }
 
+// JSON strings hold any character: an op, thread or process named with ';'
+// or a line break would split a frame or a stack of the folded output.
+TEST(ChromeTrace, NamesThatWouldSplitAFoldedLineAreMadeSafe) {
+  std::string path = temp_input("odd_names.json", R"({"traceEvents":[
+    {"ph":"M","name":"process_name","pid":1,"args":{"name":"proc;a\nb"}},
+    {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"th\r;x"}},
+    {"ph":"X","name":"outer;op\nline","pid":1,"tid":2,"ts":0,"dur":100},
+    {"ph":"X","name":"inner\rx","pid":1,"tid":2,"ts":10,"dur":50}]})");
+  ChromeTraceOptions o;
+  o.roots = ChromeTraceOptions::Roots::ProcessAndThread;
+  FoldedProfile p = fold_chrome_trace(path, o);
+  std::map<std::string, double> m = stack_map(p);
+  ASSERT_EQ(m.size(), 2u) << folded_text(p);
+  EXPECT_EQ(m.begin()->first, "proc:a b;th :x;outer:op line");
+  EXPECT_EQ(std::next(m.begin())->first, "proc:a b;th :x;outer:op line;inner x");
+}
+
 // The real libtorch trace: per thread, the folded total must equal the wall
 // time covered by the union of its spans (computed here from a DOM parse).
 TEST(ChromeTrace, RealTraceTotalIsCoveredWallTime) {
