@@ -155,8 +155,8 @@ bool parse_perf_script_header(std::string_view line, PerfScriptHeader& out) {
   // period where a pid/tid (or, with tid alone, another decimal) precedes
   // it; a comm must keep one word.
   size_t fields_from = anchor;
-  if (anchor >= 3 && event_token(text(anchor)) && !time_token(text(anchor)) && all_digits(text(anchor - 1)) && text(anchor - 1).size() <= 20 &&
-      pid_tid_token(text(anchor - 2), out.pid, out.tid))
+  if (anchor >= 3 && event_token(text(anchor)) && !time_token(text(anchor)) && all_digits(text(anchor - 1)) &&
+      text(anchor - 1).size() <= 20 && pid_tid_token(text(anchor - 2), out.pid, out.tid))
     fields_from = anchor - 1;
   if (fields_from != anchor)
     comm_end_tok = anchor - 2;
