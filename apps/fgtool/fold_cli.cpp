@@ -1,5 +1,6 @@
 #include "fold_cli.h"
 
+#include <cstdio>
 #include <sstream>
 
 #include "categories/stack_gaps.h"
@@ -140,6 +141,8 @@ FoldOptions to_fold_options(const FoldCliOptions& c, const po::variables_map&) {
     std::string a = c.time.substr(0, comma), b = c.time.substr(comma + 1);
     if (!a.empty()) o.time_start = parse_seconds(a);
     if (!b.empty()) o.time_end = parse_seconds(b);
+    if (o.time_start >= 0 && o.time_end >= 0 && o.time_start > o.time_end)
+      throw UsageError("--time " + c.time + ": START is after END");
   }
   for (char ch : c.state)
     if (std::string("RSDTtXZPI").find(ch) == std::string::npos)
@@ -196,6 +199,22 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
           << " have no recorded switch-in (none names the task before its next record) and run to that record: "
              "upper bounds.";
     err << " Record with 'fgtool record --off-cpu' or 'perf record -e sched:sched_switch --switch-events -g'.\n";
+  }
+  // An empty profile says why: a filter that matched nothing (a --time
+  // range outside the recording, a mistyped --comm) would otherwise look
+  // like a recording without samples.
+  if (o.view == FoldView::on_cpu && s.samples > 0 && s.folded_samples == 0 && s.filtered_samples > 0) {
+    err << p << "warning: the filters (--comm, --pid-filter, --tid-filter, --time) left none of the "
+        << s.filtered_samples << " samples of " << (s.event.empty() ? "the event" : terminal_safe(s.event));
+    const uint64_t first = s.read.first_sample_time ? s.read.first_sample_time : s.file.first_sample_time;
+    const uint64_t last = s.read.last_sample_time ? s.read.last_sample_time : s.file.last_sample_time;
+    if (o.time_start >= 0 || o.time_end >= 0) {
+      char range[96];
+      std::snprintf(range, sizeof range, "; the samples run from %.6f to %.6f s", double(first) / 1e9,
+                    double(last) / 1e9);
+      if (last >= first && last) err << range;
+    }
+    err << "\n";
   }
   if (s.dwarf && s.unwind.samples > 0) {
     uint64_t cut = s.unwind.truncated();

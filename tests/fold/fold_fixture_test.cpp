@@ -143,6 +143,7 @@ TEST_F(FoldFixture, OptionsThatDoNotFitAreUsageErrors) {
                                          {"--state Q", "unknown task state"},
                                          {"--time 5", "START,END"},
                                          {"--time abc,", "not a time"},
+                                         {"--time 9,8", "START is after END"},
                                          {"--pid-filter 12x", "not a number"}}) {
     CommandResult r = run_shell(fold_cmd(symfs() + " " + c.args + " " + data));
     EXPECT_EQ(r.status, 2) << c.args << ": " << r.err;

@@ -606,6 +606,17 @@ TEST_F(FoldLive, FiltersSelectSamples) {
   CommandResult n = run_shell("perf script -F period -i " + shell_quote(data) + " 2>/dev/null | wc -l");
   EXPECT_NEAR(samples, std::atof(n.out.c_str()), 0.5);
   EXPECT_EQ(fold(data, "--time 0,0.000001"), "");
+  // An empty result says why, and for --time where the samples are.
+  EXPECT_NE(last_fold_err_.find("the filters (--comm, --pid-filter, --tid-filter, --time) left none of the"),
+            std::string::npos)
+      << last_fold_err_;
+  EXPECT_NE(last_fold_err_.find("; the samples run from "), std::string::npos) << last_fold_err_;
+  EXPECT_EQ(fold(data, "--comm no-such-command"), "");
+  EXPECT_NE(last_fold_err_.find("left none of the"), std::string::npos) << last_fold_err_;
+  EXPECT_EQ(last_fold_err_.find("the samples run from"), std::string::npos) << last_fold_err_;
+  // Filters that keep samples say nothing.
+  fold(data, "--comm 'layer worker'");
+  EXPECT_EQ(last_fold_err_, "");
 }
 
 }  // namespace
