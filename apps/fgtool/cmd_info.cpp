@@ -40,7 +40,11 @@ int run_info(const std::vector<std::string>& args) {
   // Everything below quotes the recording (paths, names, the command line):
   // escaped so that it cannot drive the terminal.
   auto t = [](const std::string& s) { return terminal_safe(s); };
-  o << "file:        " << t(cli.input) << (f.pipe_mode ? " (pipe mode)" : "") << ", " << f.file_size << " bytes\n";
+  o << "file:        " << t(cli.input) << (f.pipe_mode ? " (pipe mode)" : "") << ", " << f.file_size << " bytes";
+  if (!f.dir_files.empty())
+    o << " (a `perf record --threads` directory: 'data' and " << f.dir_files.size() << " data.N file"
+      << (f.dir_files.size() == 1 ? "" : "s") << ")";
+  o << "\n";
   o << "perf:        " << (f.perf_version.empty() ? "?" : t(f.perf_version)) << "\n";
   o << "host:        " << (f.hostname.empty() ? "?" : t(f.hostname)) << ", " << (f.os_release.empty() ? "?" : t(f.os_release))
     << ", " << (f.arch.empty() ? "?" : t(f.arch)) << ", " << f.nr_cpus_online << "/" << f.nr_cpus_avail << " CPUs online\n";

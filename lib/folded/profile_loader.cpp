@@ -1,6 +1,7 @@
 #include "folded/profile_loader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -53,6 +54,14 @@ std::string read_file_head(const std::string& path) {
   if (path == "-") return {};
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {};
+  // A `perf record --threads` directory is known by its 'data' file (a
+  // perf.data header); the perf.data reader then reads the directory.
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    fd = ::open((path + "/data").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+  }
   std::string head(4096, '\0');
   size_t have = 0;
   while (have < head.size()) {

@@ -1,5 +1,6 @@
 #include "perf/perf_data_reader.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -27,18 +28,18 @@ void PerfDataReader::Impl::open() {
   }
   struct stat st;
   if (fstat(fd, &st) != 0) throw InputError(path + ": cannot stat: " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode))
-    throw InputError(path + ": is a directory: perf.data directories (`perf record --threads`) are not read "
-                            "natively; fold it with `perf script -i " + path + " | fgtool collapse -`, or record "
-                            "without --threads");
+  if (S_ISDIR(st.st_mode)) {
+    open_directory();
+    if (fstat(fd, &st) != 0) throw InputError(path + ": cannot stat: " + std::strerror(errno));
+  }
   uint8_t first[perf_abi::FILE_HEADER_SIZE] = {};
   size_t avail = 0;
   if (S_ISREG(st.st_mode)) {
-    info.file_size = static_cast<uint64_t>(st.st_size);
+    info.file_size = static_cast<uint64_t>(st.st_size) + dir_bytes;
     if (st.st_size > 0) {
       void* m = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
       if (m == MAP_FAILED) throw InputError(path + ": cannot mmap: " + std::strerror(errno));
-      map = static_cast<const uint8_t*>(m);
+      map = own_map = static_cast<const uint8_t*>(m);
       map_size = static_cast<size_t>(st.st_size);
       madvise(m, map_size, MADV_SEQUENTIAL);
     }
@@ -71,6 +72,60 @@ void PerfDataReader::Impl::open() {
     return;
   }
   parse_file_mode();
+}
+
+// `perf record --threads` writes a directory (perf's data.c): 'data' is a
+// perf.data file with the header, attrs and features, and each data.N holds
+// one recording thread's records, with no header and no FINISHED_ROUND.
+// The data.N files are mapped here, in the order of N; 'data' becomes the
+// file that open() reads.
+void PerfDataReader::Impl::open_directory() {
+  const std::string dir = path;
+  std::vector<std::pair<uint64_t, std::string>> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() <= 5 || n.compare(0, 5, "data.") != 0) continue;
+      const std::string num = n.substr(5);
+      if (num.size() > 9 || num.find_first_not_of("0123456789") != std::string::npos) continue;
+      names.emplace_back(std::stoull(num), n);
+    }
+    ::closedir(d);
+  } else {
+    throw InputError(dir + ": cannot list the directory: " + std::strerror(errno));
+  }
+  std::sort(names.begin(), names.end());
+  ::close(fd);
+  own_fd = false;
+  path = dir + "/data";
+  fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw InputError(dir + ": is a directory without a readable 'data' file (" + std::strerror(errno) +
+                     "): not a `perf record --threads` directory");
+  own_fd = true;
+  for (const auto& [number, name] : names) {
+    DirFile f;
+    f.path = dir + "/" + name;
+    const int file_fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (file_fd < 0) throw InputError(f.path + ": cannot open: " + std::strerror(errno));
+    struct stat st;
+    const bool regular = fstat(file_fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (regular && st.st_size > 0) {
+      void* m = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, file_fd, 0);
+      if (m == MAP_FAILED) {
+        ::close(file_fd);
+        throw InputError(f.path + ": cannot mmap: " + std::strerror(errno));
+      }
+      f.map = static_cast<const uint8_t*>(m);
+      f.size = static_cast<size_t>(st.st_size);
+      madvise(m, f.size, MADV_SEQUENTIAL);
+    }
+    ::close(file_fd);
+    if (!regular) continue;
+    dir_bytes += f.size;
+    info.dir_files.push_back(f.path);
+    dir_files.push_back(std::move(f));
+  }
 }
 
 void PerfDataReader::Impl::parse_file_mode() {
@@ -128,9 +183,9 @@ void PerfDataReader::Impl::parse_file_mode() {
       }
     }
   }
-  if (info.has_feature(perf_abi::FEAT_DIR_FORMAT))
-    warn(path + ": DIR_FORMAT feature set: this is one file of a `perf record --threads` directory; "
-                "records of the other files are missing");
+  if (info.has_feature(perf_abi::FEAT_DIR_FORMAT) && info.dir_files.empty())
+    warn(path + ": DIR_FORMAT feature set: this is the 'data' file of a `perf record --threads` directory; "
+                "the records of its data.N files are missing (give the directory instead)");
   resolve_names();
   if (auto w = selector.reset(info.attrs); !w.empty()) warn(path + ": " + w);
 }
@@ -146,8 +201,9 @@ void PerfDataReader::Impl::release_consumed(uint64_t upto) {
   released = upto;
 }
 
-// The reading side: every record through process() until the end or damage.
-void PerfDataReader::Impl::read_loop(const uint64_t start, Progress& progress) {
+// The records of the file being read (map, pos, end, or the pipe) through
+// process(), until its end or damage. done: bytes of the files read before it.
+void PerfDataReader::Impl::read_records(const uint64_t start, Progress& progress, uint64_t done) {
   RawRecord r;
   uint64_t rounds_seen = 0;
   while (next_record(r)) {
@@ -161,11 +217,35 @@ void PerfDataReader::Impl::read_loop(const uint64_t start, Progress& progress) {
       rounds_seen = stats.rounds;
       release_consumed(queue.min_file_offset(r.offset));
     }
-    if (options.progress) progress.update(stream ? stream->offset() : pos - start);
+    if (options.progress) progress.update(stream ? stream->offset() : done + pos - start);
   }
   if (!zpending.empty())
     throw InputError::at_offset(path, cur_offset, "COMPRESSED data ends inside a record (" +
                                                       std::to_string(zpending.size()) + " bytes left over)");
+}
+
+// The data.N files of a directory after its 'data' file, each with its own
+// zstd stream (one per recording thread). Their records stay queued to the
+// end of the read (no rounds), so their mappings stay until then.
+void PerfDataReader::Impl::read_dir_files(Progress& progress, uint64_t done) {
+  const std::string main_path = path;
+  for (const DirFile& f : dir_files) {
+    path = f.path;
+    map = f.map;
+    pos = 0;
+    end = f.size;
+    zstd.reset();
+    zstream_offset = 0;
+    read_records(0, progress, done);
+    done += f.size;
+  }
+  path = main_path;
+}
+
+// The reading side: every record through process() until the end or damage.
+void PerfDataReader::Impl::read_loop(const uint64_t start, Progress& progress) {
+  read_records(start, progress, 0);
+  read_dir_files(progress, end - start);
   if (info.pipe_mode && last_type != abi::FINISHED_ROUND) {
     // `perf record -o -` ends every complete stream with a FINISHED_ROUND,
     // even one without samples. A stream without one was cut short at a
@@ -190,7 +270,7 @@ void PerfDataReader::Impl::run(RecordHandler& h) {
   if (read_called) throw UsageError("PerfDataReader::read called twice");
   read_called = true;
   handler = &h;
-  Progress progress("reading " + path, stream ? 0 : end - pos, options.progress);
+  Progress progress("reading " + path, stream ? 0 : end - pos + dir_bytes, options.progress);
   const uint64_t start = pos;
   if (options.reading_thread && map) {
     run_threaded(progress, start);

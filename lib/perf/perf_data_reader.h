@@ -37,7 +37,11 @@ struct PerfFileInfo {
   uint64_t first_sample_time = 0, last_sample_time = 0;
   bool compressed = false;   // COMPRESSED feature or COMPRESSED records seen
   uint32_t comp_version = 0, comp_type = 0, comp_level = 0, comp_ratio = 0, comp_mmap_len = 0;
-  uint64_t file_size = 0;
+  uint64_t file_size = 0;  // a directory: its 'data' file and every data.N together
+  // `perf record --threads` writes a directory: 'data' (header, attrs,
+  // features, the records perf synthesised) and one data.N per recording
+  // thread. Their paths, in the order read; empty for a single file.
+  std::vector<std::string> dir_files;
   uint64_t data_offset = 0, data_size = 0;  // file mode; data_size is what is read (to EOF if killed)
   std::array<uint64_t, 4> features{};       // file-mode feature bitmap / features seen in a pipe
   bool has_feature(int bit) const { return bit >= 0 && bit < 256 && ((features[bit / 64] >> (bit % 64)) & 1); }

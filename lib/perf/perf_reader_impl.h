@@ -97,11 +97,25 @@ struct PerfDataReader::Impl {
   TracingData tracing;                    // parsed only to name tracepoint attrs
   size_t tracing_parsed_size = SIZE_MAX;
 
-  // Input: the whole file mmap'ed, or a pipe.
+  // Input: the whole file mmap'ed, or a pipe. map, pos and end are the
+  // file being read (a directory's data.N files in turn, see DirFile);
+  // map_size is the size of the first.
   int fd = -1;
   bool own_fd = false;
   const uint8_t* map = nullptr;
   size_t map_size = 0;
+  const uint8_t* own_map = nullptr;  // the first file's mapping, unmapped at the end
+  // A `perf record --threads` directory: its data.N files, mapped whole.
+  // Queued records point into them until the end of read(): their rounds
+  // are not written (each file is one thread's records, sorted), so records
+  // are queued to the end and delivered in time order, as perf reads them.
+  struct DirFile {
+    std::string path;
+    const uint8_t* map = nullptr;
+    size_t size = 0;
+  };
+  std::vector<DirFile> dir_files;
+  uint64_t dir_bytes = 0;  // their sizes together
   std::unique_ptr<StreamInput> stream;
   uint64_t pos = 0, end = 0;  // mmap: current offset and end of the data
   std::vector<uint64_t> scratch = std::vector<uint64_t>(65536 / 8 + 1);  // one stream record, aligned
@@ -121,7 +135,7 @@ struct PerfDataReader::Impl {
   uint64_t queue_limit = 0;
   uint64_t decompressed_limit = 0;
   uint64_t decompressed_records = 0, decompressed_record_limit = 0;
-  uint64_t input_bytes() const { return stream ? stream->offset() : map_size; }
+  uint64_t input_bytes() const { return stream ? stream->offset() : map_size + dir_bytes; }
   uint64_t memory_limit() const { return ReadBudget::memory_limit(options.max_memory, input_bytes()); }
   void check_queue_budget();
 
@@ -202,11 +216,14 @@ struct PerfDataReader::Impl {
   void deliver_sample(const Sample& s);
   void wait_until_delivered();
   void read_loop(const uint64_t start, Progress& progress);
+  void read_records(const uint64_t start, Progress& progress, uint64_t done);
   void run_threaded(Progress& progress, uint64_t start);
   std::exception_ptr deliver_batches();
 
   ~Impl() {
-    if (map) munmap(const_cast<uint8_t*>(map), map_size);
+    if (own_map) munmap(const_cast<uint8_t*>(own_map), map_size);
+    for (const DirFile& f : dir_files)
+      if (f.map) munmap(const_cast<uint8_t*>(f.map), f.size);
     if (own_fd && fd >= 0) ::close(fd);
   }
 
@@ -220,6 +237,8 @@ struct PerfDataReader::Impl {
   }
 
   void open();
+  void open_directory();
+  void read_dir_files(Progress& progress, uint64_t done);
   void parse_file_mode();
   void resolve_names();
   bool next_record(RawRecord& r);

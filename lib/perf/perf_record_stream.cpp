@@ -198,7 +198,9 @@ void PerfDataReader::Impl::process_user_record(uint32_t type, const uint8_t* rec
                                                bool inner) {
   switch (type) {
     case abi::FINISHED_ROUND:
-      finish_round(offset);
+      // A directory's files are read one after another: a round of one
+      // would deliver records that another file's earlier ones must precede.
+      if (dir_files.empty()) finish_round(offset);
       break;
     case abi::HEADER_ATTR:
     case abi::HEADER_TRACING_DATA:

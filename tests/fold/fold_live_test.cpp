@@ -191,6 +191,51 @@ TEST_F(FoldLive, ACommThatWouldSplitAFoldedLineIsMadeSafe) {
   }
 }
 
+// `perf record --threads` writes a directory: 'data' with the header and
+// one data.N per recording thread, each its own zstd stream with -z, none
+// with rounds. The fold reads it as perf script does; every command that
+// takes a perf.data takes the directory.
+TEST_F(FoldLive, PerfRecordThreadsDirectoryAgrees) {
+  const std::string data = dir_ + "/threads.data";
+  CommandResult r = run_shell("cd " + shell_quote(dir_) + " && perf record -q --threads -z -e cpu-clock -F 999 -g -o " +
+                              shell_quote(data) + " -- " + kCalls + " 20 >/dev/null");
+  if (r.status != 0) GTEST_SKIP() << "perf record --threads is not available: " << r.err;
+  ASSERT_TRUE(std::filesystem::is_directory(data));
+  ASSERT_TRUE(std::filesystem::exists(data + "/data.0"));
+  expect_agreement(data, "", "", 99.0, 0.0);
+  expect_agreement(data, "--tid", "--tid", 99.0, 0.0);
+  EXPECT_EQ(fold(data, "--threads 1"), fold(data, ""));
+  CommandResult info = run_shell(shell_quote(fgtool_bin()) + " info " + shell_quote(data));
+  EXPECT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out.find("(a `perf record --threads` directory: 'data' and "), std::string::npos) << info.out;
+  CommandResult svg = run_shell(shell_quote(fgtool_bin()) + " svg " + shell_quote(data) + " -o " +
+                                shell_quote(dir_ + "/threads.svg"));
+  EXPECT_EQ(svg.status, 0) << svg.err;
+  // Its 'data' file alone has the header but none of the samples: said so.
+  fold(data + "/data", "");
+  EXPECT_NE(last_fold_err_.find("the records of its data.N files are missing (give the directory instead)"),
+            std::string::npos)
+      << last_fold_err_;
+  // A data.N cut short: the error names that file and the byte; --partial
+  // keeps what came before. (Without -z: with it, a short recording's
+  // data.N is one COMPRESSED record, and nothing comes before the cut.)
+  const std::string cut = dir_ + "/cut.data";
+  r = run_shell("cd " + shell_quote(dir_) + " && perf record -q --threads -e cpu-clock -F 999 -g -o " +
+                shell_quote(cut) + " -- " + kCalls + " 20 >/dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_agreement(cut, "", "", 99.0, 0.0);
+  const uint64_t size = std::filesystem::file_size(cut + "/data.0");
+  std::filesystem::resize_file(cut + "/data.0", size * 2 / 3 + 3);
+  CommandResult bad = run_shell(shell_quote(fgtool_bin()) + " fold " + shell_quote(cut));
+  EXPECT_EQ(bad.status, 1) << bad.err;
+  EXPECT_NE(bad.err.find(cut + "/data.0: byte "), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  CommandResult partial = run_shell(shell_quote(fgtool_bin()) + " fold --partial " + shell_quote(cut));
+  EXPECT_EQ(partial.status, 0) << partial.err;
+  EXPECT_FALSE(partial.out.empty());
+  EXPECT_NE(partial.err.find("partial read"), std::string::npos) << partial.err;
+}
+
 TEST_F(FoldLive, ExecAndForkKeepEachProcessApart) {
   std::string data = record("exec", "-e cpu-clock -F 1999 -g",
                             "sh -c 'gzip -c /usr/bin/perf >/dev/null; " + kCalls + " 10 >/dev/null'");
