@@ -86,8 +86,8 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 void check_options(const SvgOptions& o) {
   if (o.width < 50 || o.width > 100000) throw UsageError("--width must be between 50 and 100000 pixels");
   if (o.frame_height < 2 || o.frame_height > 1000) throw UsageError("--height must be between 2 and 1000 pixels");
-  if (!(o.font_size > 0 && o.font_size < 500)) throw UsageError("--font-size must be between 0 and 500");
-  if (!(o.font_width > 0 && o.font_width < 10)) throw UsageError("--font-width must be between 0 and 10");
+  if (!(o.font_size > 0 && o.font_size < 500)) throw UsageError("--font-size must be above 0 and below 500");
+  if (!(o.font_width > 0 && o.font_width < 10)) throw UsageError("--font-width must be above 0 and below 10");
   if (!(o.factor > 0) || o.factor > 1e300) throw UsageError("--factor must be positive");
   if (!(o.total >= 0)) throw UsageError("--total must not be negative");
   if (!o.colors.empty() && !is_known_palette(o.colors))

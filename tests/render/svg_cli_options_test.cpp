@@ -33,6 +33,21 @@ TEST(SvgCliOptions, HelpListsCategoryAndPrintsDefaultsAsWritten) {
   EXPECT_NE(bad.err.find("nosuch"), std::string::npos) << bad.err;
 }
 
+// Sizes out of range are usage errors (exit 2) that say the range.
+TEST(SvgCliOptions, SizesOutOfRangeSayTheRange) {
+  struct Case {
+    const char *args, *says;
+  };
+  for (const Case& c : {Case{"--width 0", "--width must be between 50 and 100000 pixels"},
+                        Case{"--height 0", "--height must be between 2 and 1000 pixels"},
+                        Case{"--font-size 0", "--font-size must be above 0 and below 500"},
+                        Case{"--font-width 10", "--font-width must be above 0 and below 10"}}) {
+    auto r = run_shell("printf 'm;a 1\\n' | " + bin() + " svg " + c.args);
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << ": " << r.err;
+  }
+}
+
 TEST(SvgCliOptions, HelpDiffNamesItsDefaultTitle) {
   auto r = run_shell(bin() + " help diff");
   ASSERT_EQ(r.status, 0) << r.err;
