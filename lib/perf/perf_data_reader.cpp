@@ -272,7 +272,9 @@ void PerfDataReader::Impl::run(RecordHandler& h) {
   handler = &h;
   Progress progress("reading " + path, stream ? 0 : end - pos + dir_bytes, options.progress);
   const uint64_t start = pos;
-  if (options.reading_thread && map) {
+  // A directory's records are all delivered at the end: as one batch, the
+  // reading thread would decode every sample at once (~370 bytes each).
+  if (options.reading_thread && map && dir_files.empty()) {
     run_threaded(progress, start);
   } else {
     try {
