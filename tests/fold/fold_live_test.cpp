@@ -211,6 +211,13 @@ TEST_F(FoldLive, PerfRecordThreadsDirectoryAgrees) {
   CommandResult svg = run_shell(shell_quote(fgtool_bin()) + " svg " + shell_quote(data) + " -o " +
                                 shell_quote(dir_ + "/threads.svg"));
   EXPECT_EQ(svg.status, 0) << svg.err;
+  // DWARF stacks: the path that reads on a thread of its own for a file.
+  const std::string dwarf = dir_ + "/threads_dwarf.data";
+  r = run_shell("cd " + shell_quote(dir_) + " && perf record -q --threads -e cpu-clock -F 499 --call-graph dwarf,8192 -o " +
+                shell_quote(dwarf) + " -- " + kCalls + " 20 >/dev/null");
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_agreement(dwarf, "", "", 98.0, 0.0);
+  EXPECT_EQ(fold(dwarf, "--threads 1"), fold(dwarf, ""));
   // Its 'data' file alone has the header but none of the samples: said so.
   fold(data + "/data", "");
   EXPECT_NE(last_fold_err_.find("the records of its data.N files are missing (give the directory instead)"),
