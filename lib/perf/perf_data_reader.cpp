@@ -202,11 +202,19 @@ void PerfDataReader::Impl::release_consumed(uint64_t upto) {
 }
 
 // The records of the file being read (map, pos, end, or the pipe) through
-// process(), until its end or damage. done: bytes of the files read before it.
-void PerfDataReader::Impl::read_records(const uint64_t start, Progress& progress, uint64_t done) {
+// process(), until its end or damage, or until max_bytes more were read.
+// Returns whether the end was reached.
+bool PerfDataReader::Impl::read_records(const uint64_t start, Progress* progress, uint64_t max_bytes) {
   RawRecord r;
   uint64_t rounds_seen = 0;
-  while (next_record(r)) {
+  const uint64_t from = pos;
+  while (pos - from < max_bytes) {
+    if (!next_record(r)) {
+      if (!zpending.empty())
+        throw InputError::at_offset(path, cur_offset, "COMPRESSED data ends inside a record (" +
+                                                          std::to_string(zpending.size()) + " bytes left over)");
+      return true;
+    }
     try {
       process(r.data, r.size, r.offset, r.stable, false);
     } catch (const FormatError& e) {
@@ -217,34 +225,82 @@ void PerfDataReader::Impl::read_records(const uint64_t start, Progress& progress
       rounds_seen = stats.rounds;
       release_consumed(queue.min_file_offset(r.offset));
     }
-    if (options.progress) progress.update(stream ? stream->offset() : done + pos - start);
+    if (progress) progress->update(stream ? stream->offset() : pos - start);
   }
-  if (!zpending.empty())
-    throw InputError::at_offset(path, cur_offset, "COMPRESSED data ends inside a record (" +
-                                                      std::to_string(zpending.size()) + " bytes left over)");
+  return false;
 }
 
-// The data.N files of a directory after its 'data' file, each with its own
-// zstd stream (one per recording thread). Their records stay queued to the
-// end of the read (no rounds), so their mappings stay until then.
-void PerfDataReader::Impl::read_dir_files(Progress& progress, uint64_t done) {
-  const std::string main_path = path;
-  for (const DirFile& f : dir_files) {
-    path = f.path;
-    map = f.map;
-    pos = 0;
-    end = f.size;
-    zstd.reset();
-    zstream_offset = 0;
-    read_records(0, progress, done);
-    done += f.size;
+// Makes f the file being read (or, called again, puts its state back).
+void PerfDataReader::Impl::swap_reading_state(DirFile& f) {
+  std::swap(path, f.path);
+  std::swap(pos, f.pos);
+  std::swap(released, f.released);
+  std::swap(zstd, f.zstd);
+  std::swap(zpending, f.zpending);
+  std::swap(zstream_offset, f.zstream_offset);
+  map = f.map;
+  end = f.size;
+}
+
+// The data.N files of a directory after its 'data' file, merged: each is
+// read for a turn of dir_turn_bytes; then every queued record up to the
+// earliest of the files' last times is delivered (no file holds an earlier
+// one still unread), and the mapped pages no queued record needs are
+// released. Memory follows the chunks and the files' skew, not the input.
+void PerfDataReader::Impl::read_dir_files(Progress& progress, uint64_t main_bytes) {
+  if (dir_files.empty()) return;
+  if (threaded) throw std::logic_error("perf.data directories are read without the reading thread");
+  // The 'data' file's cursor again when this returns or throws.
+  struct MainCursor {
+    Impl& impl;
+    const uint8_t* map;
+    uint64_t pos, end;
+    ~MainCursor() { impl.map = map, impl.pos = pos, impl.end = end; }
+  } main_cursor{*this, map, pos, end};
+  auto deliver_due = [this](const perf_order::QueuedRecord& r) { deliver(r); };
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t turn = options.dir_turn_bytes ? options.dir_turn_bytes : kDirTurnBytes;
+  size_t left = dir_files.size();
+  while (left) {
+    for (DirFile& f : dir_files) {
+      if (f.finished) continue;
+      const uint64_t pushed_before = queue.pushed();
+      swap_reading_state(f);
+      bool at_end;
+      try {
+        at_end = read_records(0, nullptr, turn);
+      } catch (...) {
+        swap_reading_state(f);  // the error already names f's path and offset
+        throw;
+      }
+      swap_reading_state(f);
+      if (queue.pushed() != pushed_before) f.last_time = queue.last_push_time();
+      if (at_end) {
+        f.finished = true;
+        --left;
+      }
+    }
+    uint64_t done = main_bytes;
+    for (const DirFile& f : dir_files) done += f.pos;
+    if (options.progress) progress.update(done);
+    if (!left) break;  // the rest is delivered with everything else at the end
+    uint64_t limit = UINT64_MAX;
+    for (const DirFile& f : dir_files)
+      if (!f.finished) limit = std::min(limit, f.last_time);
+    queue.flush_until(limit, deliver_due);
+    for (DirFile& f : dir_files) {
+      const uint64_t upto = queue.min_file_offset_in(f.map, f.map + f.size, f.pos) & ~(page - 1);
+      if (f.map && upto > f.released + (4u << 20)) {
+        madvise(const_cast<uint8_t*>(f.map) + f.released, upto - f.released, MADV_DONTNEED);
+        f.released = upto;
+      }
+    }
   }
-  path = main_path;
 }
 
 // The reading side: every record through process() until the end or damage.
 void PerfDataReader::Impl::read_loop(const uint64_t start, Progress& progress) {
-  read_records(start, progress, 0);
+  read_records(start, &progress);
   read_dir_files(progress, end - start);
   if (info.pipe_mode && last_type != abi::FINISHED_ROUND) {
     // `perf record -o -` ends every complete stream with a FINISHED_ROUND,

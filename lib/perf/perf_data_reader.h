@@ -98,6 +98,10 @@ struct ReadOptions {
   // Size of the zstd output buffer; 0 = default. Tests make it tiny so that
   // records straddle decompressed chunks.
   size_t zstd_output_chunk = 0;
+  // A `perf record --threads` directory's data.N files are read in turns of
+  // this many bytes each, merged by time after each turn; 0 = 1 MiB. Tests
+  // make it small so that a short recording takes many turns.
+  uint64_t dir_turn_bytes = 0;
   // Read and validate records (and decompress) on a second thread while the
   // handler runs on the calling thread, a round at a time. The handler sees
   // exactly the same calls in the same order either way; only files (not

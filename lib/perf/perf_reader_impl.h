@@ -106,14 +106,22 @@ struct PerfDataReader::Impl {
   size_t map_size = 0;
   const uint8_t* own_map = nullptr;  // the first file's mapping, unmapped at the end
   // A `perf record --threads` directory: its data.N files, mapped whole.
-  // Queued records point into them until the end of read(): their rounds
-  // are not written (each file is one thread's records, sorted), so records
-  // are queued to the end and delivered in time order, as perf reads them.
+  // They have no rounds; each is one recording thread's records, in time
+  // order. They are read in turns (ReadOptions::dir_turn_bytes) and merged: after
+  // a turn, everything up to the earliest of the files' last times is due
+  // (read_dir_files). A file's reading state is kept here between turns.
   struct DirFile {
     std::string path;
     const uint8_t* map = nullptr;
     size_t size = 0;
+    uint64_t pos = 0, released = 0;
+    std::unique_ptr<perf_zstd::ZstdStream> zstd;  // each thread compressed its own stream
+    std::vector<uint8_t> zpending;
+    uint64_t zstream_offset = 0;
+    uint64_t last_time = 0;  // of the last record queued from it
+    bool finished = false;
   };
+  static constexpr uint64_t kDirTurnBytes = uint64_t(1) << 20;
   std::vector<DirFile> dir_files;
   uint64_t dir_bytes = 0;  // their sizes together
   std::unique_ptr<StreamInput> stream;
@@ -216,7 +224,8 @@ struct PerfDataReader::Impl {
   void deliver_sample(const Sample& s);
   void wait_until_delivered();
   void read_loop(const uint64_t start, Progress& progress);
-  void read_records(const uint64_t start, Progress& progress, uint64_t done);
+  bool read_records(const uint64_t start, Progress* progress, uint64_t max_bytes = UINT64_MAX);
+  void swap_reading_state(DirFile& f);
   void run_threaded(Progress& progress, uint64_t start);
   std::exception_ptr deliver_batches();
 
@@ -238,7 +247,7 @@ struct PerfDataReader::Impl {
 
   void open();
   void open_directory();
-  void read_dir_files(Progress& progress, uint64_t done);
+  void read_dir_files(Progress& progress, uint64_t main_bytes);
   void parse_file_mode();
   void resolve_names();
   bool next_record(RawRecord& r);

@@ -31,6 +31,7 @@ void RecordOrderQueue::push(uint64_t time, const uint8_t* data, uint32_t size, u
   }
   if (time < last_delivered_) ++unordered_;
   if (time > max_time_) max_time_ = time;
+  last_push_time_ = time;
   queue_.push_back(QueuedRecord{time, seq_++, data, file_offset, size, attr_index, type, owned});
   if (queue_.size() > max_size_) max_size_ = queue_.size();
 }
@@ -40,6 +41,7 @@ uint8_t* RecordOrderQueue::push_owned(uint64_t time, uint32_t size, uint64_t fil
   uint8_t* p = arena_alloc(size);
   if (time < last_delivered_) ++unordered_;
   if (time > max_time_) max_time_ = time;
+  last_push_time_ = time;
   queue_.push_back(QueuedRecord{time, seq_++, p, file_offset, size, attr_index, type, true});
   if (queue_.size() > max_size_) max_size_ = queue_.size();
   return p;
@@ -49,6 +51,13 @@ uint64_t RecordOrderQueue::min_file_offset(uint64_t fallback) const {
   uint64_t m = fallback;
   for (const auto& r : queue_)
     if (!r.owned && r.file_offset < m) m = r.file_offset;
+  return m;
+}
+
+uint64_t RecordOrderQueue::min_file_offset_in(const uint8_t* begin, const uint8_t* end, uint64_t fallback) const {
+  uint64_t m = fallback;
+  for (const auto& r : queue_)
+    if (!r.owned && r.data >= begin && r.data < end && r.file_offset < m) m = r.file_offset;
   return m;
 }
 

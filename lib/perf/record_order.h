@@ -49,6 +49,15 @@ class RecordOrderQueue {
   void flush_all(Deliver&& deliver) {
     flush(UINT64_MAX, deliver);
   }
+  // Delivers everything with time <= limit (inputs merged by the caller,
+  // which knows that nothing earlier is still to come).
+  template <typename Deliver>
+  void flush_until(uint64_t limit, Deliver&& deliver) {
+    flush(limit, deliver);
+  }
+  // The time of the record queued last, and how many were ever queued.
+  uint64_t last_push_time() const { return last_push_time_; }
+  uint64_t pushed() const { return seq_; }
 
   // The same two steps, but the records are appended to out instead of
   // delivered (a reading thread hands them to the delivering one). Arena
@@ -75,6 +84,9 @@ class RecordOrderQueue {
   // Smallest file offset still referenced by a queued record that points into
   // the file (not the arena); fallback when there is none.
   uint64_t min_file_offset(uint64_t fallback) const;
+  // The same among records whose bytes lie in [begin, end): one of several
+  // mapped files.
+  uint64_t min_file_offset_in(const uint8_t* begin, const uint8_t* end, uint64_t fallback) const;
   size_t max_size() const { return max_size_; }
   uint64_t unordered() const { return unordered_; }
 
@@ -122,7 +134,7 @@ class RecordOrderQueue {
   std::vector<size_t> runs_, next_runs_;  // start of each sorted run, then the end
   static constexpr size_t kMaxRuns = 64;
   uint64_t seq_ = 0;
-  uint64_t max_time_ = 0, flush_limit_ = 0, last_delivered_ = 0;
+  uint64_t max_time_ = 0, flush_limit_ = 0, last_delivered_ = 0, last_push_time_ = 0;
   size_t max_size_ = 0;
   uint64_t unordered_ = 0;
   // Arena: blocks of u64 so copies are 8-aligned.

@@ -106,6 +106,39 @@ TEST(PerfLive, FreshRecordingsMatchPerfScript) {
   }
 }
 
+// `perf record --threads` writes a directory: 'data' and a data.N per
+// recording thread (here one per CPU), each in time order, none with
+// rounds. Read in turns of a few KB (many merges) or of the default 1 MiB
+// (one), the records arrive in the same time order, and the counts are
+// perf's.
+TEST(PerfLive, ThreadsDirectoryMergesItsFilesInTimeOrder) {
+  if (!have_perf_binary()) GTEST_SKIP() << "perf is not installed";
+  std::string dir = test::temp_dir();
+  for (const char* z : {"", "-z "}) {
+    SCOPED_TRACE(z);
+    const std::string data = dir + "/threads" + (*z ? "_z" : "") + ".data";
+    auto r = run_shell("perf record -q --threads " + std::string(z) + "-a -e cpu-clock -F 2999 -g -o " +
+                       shell_quote(data) + " -- " + testdata("perf/prog") + " 100000000");
+    if (r.status != 0) GTEST_SKIP() << "perf record --threads -a cannot run here: " << r.err;
+    std::vector<std::string> orders[2];
+    for (int small : {1, 0}) {
+      ReadOptions o;
+      o.dir_turn_bytes = small ? 4096 : 0;
+      PerfDataReader reader(data, o);
+      ASSERT_GE(reader.info().dir_files.size(), 2u);
+      Seq h;
+      reader.read(h);
+      EXPECT_EQ(h.out_of_order, 0u);
+      EXPECT_EQ(reader.stats().unordered, 0u);
+      EXPECT_EQ(our_counts(reader.stats()), perf_counts(data));
+      EXPECT_EQ(h.per_event, perf_events(data));
+      EXPECT_GT(reader.stats().bytes, 8u * 4096) << "too small a recording to take several turns";
+      orders[small] = std::move(h.seq);
+    }
+    EXPECT_EQ(orders[0], orders[1]);
+  }
+}
+
 // perf record SIGKILLed: data size 0; records are read to EOF with a warning.
 TEST(PerfLive, KilledRecorder) {
   if (auto why = test::perf_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
