@@ -225,7 +225,7 @@ bool PerfDataReader::Impl::read_records(const uint64_t start, Progress* progress
       rounds_seen = stats.rounds;
       release_consumed(queue.min_file_offset(r.offset));
     }
-    if (progress) progress->update(stream ? stream->offset() : pos - start);
+    if (progress && options.progress) progress->update(stream ? stream->offset() : pos - start);
   }
   return false;
 }
@@ -328,8 +328,9 @@ void PerfDataReader::Impl::run(RecordHandler& h) {
   handler = &h;
   Progress progress("reading " + path, stream ? 0 : end - pos + dir_bytes, options.progress);
   const uint64_t start = pos;
-  // A directory's records are all delivered at the end: as one batch, the
-  // reading thread would decode every sample at once (~370 bytes each).
+  // A directory's data.N files are merged by read_dir_files, which delivers
+  // after each turn: on this thread (the reading thread hands over batches
+  // at rounds, which a directory has none of).
   if (options.reading_thread && map && dir_files.empty()) {
     run_threaded(progress, start);
   } else {
