@@ -4,10 +4,41 @@
 // adding a file. main.cpp only dispatches.
 #pragma once
 
+#include <boost/lexical_cast.hpp>
 #include <boost/program_options.hpp>
 #include <functional>
 #include <string>
 #include <vector>
+
+// Boost.Program_options reads "-5" into an unsigned option as 4294967291
+// (lexical_cast wraps around), so `--top -3` or `--min-block -5` went
+// through as huge numbers. Every unsigned option is read here instead and
+// refuses a sign. These overloads are found by argument-dependent lookup
+// through boost::any, and beat the library's template (int, not long).
+namespace boost {
+namespace fgtool_unsigned {
+template <class T>
+void validate_unsigned(boost::any& v, const std::vector<std::string>& xs) {
+  const std::string& s = program_options::validators::get_single_string(xs);
+  const size_t first = s.find_first_not_of(" \t");
+  if (first == std::string::npos || s[first] == '-' || s[first] == '+') throw program_options::invalid_option_value(s);
+  try {
+    v = boost::any(boost::lexical_cast<T>(s.substr(first)));
+  } catch (const boost::bad_lexical_cast&) {
+    throw program_options::invalid_option_value(s);
+  }
+}
+}  // namespace fgtool_unsigned
+inline void validate(boost::any& v, const std::vector<std::string>& xs, unsigned*, int) {
+  fgtool_unsigned::validate_unsigned<unsigned>(v, xs);
+}
+inline void validate(boost::any& v, const std::vector<std::string>& xs, unsigned long*, int) {
+  fgtool_unsigned::validate_unsigned<unsigned long>(v, xs);
+}
+inline void validate(boost::any& v, const std::vector<std::string>& xs, unsigned long long*, int) {
+  fgtool_unsigned::validate_unsigned<unsigned long long>(v, xs);
+}
+}  // namespace boost
 
 namespace fg::cli {
 
