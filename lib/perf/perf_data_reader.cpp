@@ -234,7 +234,6 @@ bool PerfDataReader::Impl::read_records(const uint64_t start, Progress* progress
 void PerfDataReader::Impl::swap_reading_state(DirFile& f) {
   std::swap(path, f.path);
   std::swap(pos, f.pos);
-  std::swap(released, f.released);
   std::swap(zstd, f.zstd);
   std::swap(zpending, f.zpending);
   std::swap(zstream_offset, f.zstream_offset);

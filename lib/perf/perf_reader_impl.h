@@ -114,7 +114,8 @@ struct PerfDataReader::Impl {
     std::string path;
     const uint8_t* map = nullptr;
     size_t size = 0;
-    uint64_t pos = 0, released = 0;
+    uint64_t pos = 0;
+    uint64_t released = 0;  // its pages below this were handed back (read_dir_files)
     std::unique_ptr<perf_zstd::ZstdStream> zstd;  // each thread compressed its own stream
     std::vector<uint8_t> zpending;
     uint64_t zstream_offset = 0;

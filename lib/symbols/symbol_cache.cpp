@@ -199,7 +199,7 @@ std::string_view SymbolCache::intern(std::string_view s) {
 
 std::string_view SymbolCache::display_name(std::string_view raw) {
   std::string name = options_.demangle ? demangle_without_params(raw) : std::string(raw);
-  if (name.find_first_of(";\n\r") != std::string::npos) name = folded_safe_name(name);
+  if (!is_folded_safe(name)) name = folded_safe_name(name);
   return intern(name);
 }
 

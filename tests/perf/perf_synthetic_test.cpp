@@ -44,6 +44,14 @@ std::string record(uint32_t type, uint16_t misc, const std::string& body) {
   return r + body;
 }
 
+// A SAMPLE record (misc USER) of `body`, 8-aligned as decode_sample reads it.
+std::vector<uint64_t> sample_words(const std::string& body) {
+  const std::string r = record(9, 2, body);
+  std::vector<uint64_t> words((r.size() + 7) / 8);
+  std::memcpy(words.data(), r.data(), r.size());
+  return words;
+}
+
 // SAMPLE with IP|TID|TIME|PERIOD (plus IDENTIFIER/ID when asked).
 std::string sample(uint64_t ip, int32_t tid, uint64_t time, uint64_t identifier = 0, bool with_identifier = false,
                    bool with_id = false) {
@@ -547,13 +555,6 @@ TEST(PerfSynthetic, ReusedSampleKeepsNoStaleFields) {
   EventAttr with_stack;
   with_stack.sample_type = sb::TID | sb::REGS_USER | sb::STACK_USER;
   with_stack.sample_regs_user = 0x3;
-  auto record_of = [](const std::string& body) {
-    std::string r;
-    put<uint32_t>(r, 9), put<uint16_t>(r, 2), put<uint16_t>(r, uint16_t(8 + body.size()));
-    std::vector<uint64_t> words((r.size() + body.size() + 7) / 8);
-    std::memcpy(words.data(), (r + body).data(), r.size() + body.size());
-    return words;
-  };
   std::string full;
   put<int32_t>(full, 10), put<int32_t>(full, 11);
   put<uint64_t>(full, 2), put<uint64_t>(full, 0x66), put<uint64_t>(full, 0x77);  // REGS_USER abi 64
@@ -564,7 +565,7 @@ TEST(PerfSynthetic, ReusedSampleKeepsNoStaleFields) {
   put<int32_t>(empty, 12), put<int32_t>(empty, 13);
   put<uint64_t>(empty, 0);  // REGS_USER abi none (a kernel thread)
   put<uint64_t>(empty, 0);  // STACK_USER size 0
-  auto r1 = record_of(full), r2 = record_of(empty);
+  auto r1 = sample_words(full), r2 = sample_words(empty);
   Sample s;
   perf_sample::decode_sample(with_stack, reinterpret_cast<const uint8_t*>(r1.data()), 8 + full.size(), s);
   ASSERT_NE(s.regs_user, nullptr);
@@ -583,7 +584,7 @@ TEST(PerfSynthetic, ReusedSampleKeepsNoStaleFields) {
   ip_only.sample_type = sb::IP;
   std::string ip;
   put<uint64_t>(ip, 0x401000);
-  auto r3 = record_of(ip);
+  auto r3 = sample_words(ip);
   perf_sample::decode_sample(ip_only, reinterpret_cast<const uint8_t*>(r3.data()), 8 + ip.size(), s);
   EXPECT_EQ(s.ip, 0x401000u);
   EXPECT_EQ(s.pid, -1);
@@ -596,13 +597,6 @@ TEST(PerfSynthetic, ReusedSampleKeepsNoStaleFields) {
 // a sample weighs its attribute's sample_period, as perf reads it, also when
 // the Sample was last decoded for another event of the same sample_type.
 TEST(PerfSynthetic, FixedPeriodComesFromTheSamplesAttribute) {
-  auto record_of = [](const std::string& body) {
-    std::string r;
-    put<uint32_t>(r, 9), put<uint16_t>(r, 2), put<uint16_t>(r, uint16_t(8 + body.size()));
-    std::vector<uint64_t> words((r.size() + body.size() + 7) / 8);
-    std::memcpy(words.data(), (r + body).data(), r.size() + body.size());
-    return words;
-  };
   EventAttr a, b, with_period;
   a.sample_type = b.sample_type = sb::IP;
   a.sample_period = 250000;
@@ -613,7 +607,7 @@ TEST(PerfSynthetic, FixedPeriodComesFromTheSamplesAttribute) {
   std::string ip, ip_period;
   put<uint64_t>(ip, 0x401000);
   put<uint64_t>(ip_period, 0x401000), put<uint64_t>(ip_period, 777);
-  auto r1 = record_of(ip), r2 = record_of(ip_period);
+  auto r1 = sample_words(ip), r2 = sample_words(ip_period);
   Sample s;
   perf_sample::decode_sample(a, reinterpret_cast<const uint8_t*>(r1.data()), 8 + ip.size(), s);
   EXPECT_EQ(s.period, 250000u);
