@@ -61,6 +61,7 @@ class StackKeyBuilder {
   const StackKeyStats& stats() const { return stats_; }
 
  private:
+  void append_callchain_key(const Sample& s, const void* root, const ProcessMaps* proc, std::vector<uint64_t>& key);
   void collect_addresses(const Sample& s, const UnwoundUserStack& unwound);
   void push(uint64_t address, bool kernel, bool return_address) {
     if (count_ < kMaxDepth) addresses_[count_++] = StackAddress{address, kernel, return_address};
@@ -74,6 +75,7 @@ class StackKeyBuilder {
   // showed in profiles). Addresses beyond the limit are dropped, which
   // keeps the leaf-most kMaxDepth.
   std::unique_ptr<StackAddress[]> addresses_;
+  std::unique_ptr<uint64_t[]> flags_;  // a callchain key's flag words, until its address count is known
   size_t count_ = 0;
   bool truncated_ = false;
   StackKeyStats stats_;
