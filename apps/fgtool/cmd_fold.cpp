@@ -19,6 +19,7 @@
 #include "fold_cli.h"
 #include "fold/fold_perf_data.h"
 #include "folded/folded_writer.h"
+#include "folded/profile_loader.h"
 #include "traces/framework_ops.h"
 #include "traces/trace_inputs.h"  // traces helper: Chrome trace JSON, oneDNN verbose logs
 
@@ -78,6 +79,46 @@ TraceInputKind sniff_stdin() {
     ::close(in);
   }).detach();
   return kind;
+}
+
+// Whether the head's first line that is not a comment reads as a folded
+// stack ("frame;frame COUNT"): text, ending in a number after a space.
+bool looks_like_folded(std::string_view head) {
+  size_t at = 0;
+  while (at < head.size()) {
+    size_t end = head.find('\n', at);
+    if (end == std::string_view::npos) return false;  // no whole line in the head
+    std::string_view line = head.substr(at, end - at);
+    at = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line[0] == '#') continue;
+    for (char c : line)
+      if ((unsigned char)c < 0x20 && c != '\t') return false;
+    size_t space = line.rfind(' ');
+    if (space == std::string_view::npos || space + 1 == line.size()) return false;
+    return line.find_first_not_of("0123456789.eE+-", space + 1) == std::string_view::npos;
+  }
+  return false;
+}
+
+// fold reads perf.data and traces (checked before). Another profile given to
+// it gets the command that reads it named, rather than perf.data's "bad
+// magic" error: `fgtool fold cpu.pb.gz` or `fgtool fold out.folded` are
+// likely slips for `svg`, and `fgtool fold script.txt` for `collapse`.
+void refuse_other_profiles(const std::string& path) {
+  if (path == "-") return;
+  const std::string head = read_file_head(path);
+  if (head.empty() || looks_like_perf_data(head)) return;  // the reader names what is wrong
+  const ProfileLoader* loader = find_profile_loader(head);
+  const std::string kind = loader ? loader->name : looks_like_folded(head) ? "folded text" : "";
+  if (kind == "pprof")
+    throw InputError(path + ": a pprof profile, not perf.data: 'fgtool svg', 'report', 'diff', 'export' and " +
+                     "'merge' read it as it is");
+  if (kind == "perf script text")
+    throw InputError(path + ": perf script text, not perf.data: 'fgtool collapse " + path + "' folds it");
+  if (kind == "folded text")
+    throw InputError(path + ": folded stacks already, not perf.data: 'fgtool svg', 'report', 'diff' and " +
+                     "'export' read them as they are");
 }
 
 int run_fold(const std::vector<std::string>& args) {
@@ -163,6 +204,7 @@ int run_fold(const std::vector<std::string>& args) {
   if (gpu) throw UsageError(cli.input + ": --gpu reads a PyTorch/Kineto trace (JSON), not perf.data");
   if (inputs.size() > 1) throw UsageError("one perf.data at a time (several inputs: traces only)");
   // ---- end traces helper ----
+  refuse_other_profiles(cli.input);
   FoldOptions fo = to_fold_options(cli, vm);
   Progress timer("fold", 0, fo.progress);
   FoldStats stats;

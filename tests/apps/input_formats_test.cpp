@@ -3,6 +3,9 @@
 // the fgtool binary reads every format the same way the library does.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -133,6 +136,41 @@ TEST_F(InputFormats, TheCliReadsEveryFormatByContent) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, test::folded_text(load_quietly(copy)));
   }
+}
+
+// `fgtool fold` reads perf.data and traces; a profile of another kind gets
+// the command that reads it named (not perf.data's "bad magic"), exit 1 and
+// no output; a file of no known kind keeps the perf.data header error.
+TEST_F(InputFormats, FoldNamesTheCommandForOtherProfiles) {
+  std::string dir = test::temp_dir();
+  struct Case {
+    std::string path, says;
+  };
+  for (const Case& c : {Case{"pprof/fp_static.pb.gz", "a pprof profile, not perf.data: 'fgtool svg'"},
+                        Case{"pprof/go_merged.pb", "a pprof profile, not perf.data"},
+                        Case{"folded/small.folded", "folded stacks already, not perf.data: 'fgtool svg'"},
+                        Case{"folded/crlf.folded", "folded stacks already"},
+                        Case{"collapse/fp.txt", "perf script text, not perf.data: 'fgtool collapse "}}) {
+    SCOPED_TRACE(c.path);
+    const std::string copy = dir + "/renamed.data", out = dir + "/out.folded";
+    test::write_file(copy, test::read_file(testdata(c.path)));
+    std::remove(out.c_str());
+    auto r = test::run_shell(test::shell_quote(test::fgtool_bin()) + " fold " + test::shell_quote(copy) + " -o " +
+                             test::shell_quote(out));
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find(copy + ": " + c.says), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("bad magic"), std::string::npos) << r.err;
+    EXPECT_NE(access(out.c_str(), F_OK), 0) << "no output is written";
+  }
+  const std::string junk = dir + "/junk.data";
+  test::write_file(junk, std::string("\x7f" "ELF\x02\x01\x01 not a profile\n", 24));
+  auto r = test::run_shell(test::shell_quote(test::fgtool_bin()) + " fold " + test::shell_quote(junk) + " -o -");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("byte 0: file header: bad magic"), std::string::npos) << r.err;
+  // perf.data itself is still read.
+  auto ok = test::run_shell(test::shell_quote(test::fgtool_bin()) + " fold " +
+                            test::shell_quote(testdata("fold/fp_static.data")) + " -o /dev/null 2>/dev/null");
+  EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
 }  // namespace
