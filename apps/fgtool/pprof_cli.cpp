@@ -6,6 +6,7 @@
 #include "categories/category_rules.h"
 #include "diagnostics/atomic_output.h"
 #include "diagnostics/input_error.h"
+#include "diagnostics/terminal_text.h"
 #include "fold/fold_perf_data.h"
 #include "fold_cli.h"
 #include "pprof/pprof_export.h"
@@ -94,6 +95,10 @@ int run_export_pprof(const std::vector<std::string>& args) {
   std::string doc;
   const bool one_perf_data = inputs.size() == 1 && inputs[0] != "-" && looks_like_perf_data(read_file_head(inputs[0]));
   if (one_perf_data) {
+    ProfileLoadOptions given;  // as load_profile says it for every other input
+    pin.apply(given);
+    if (std::string note = pprof_only_options_note(inputs[0], "perf.data", given); !note.empty())
+      std::cerr << "fgtool export: warning: " << terminal_safe(note) << "\n";
     FoldOptions fo = to_fold_options(fold_cli, vm);
     if (lenient) fo.partial = true;
     FoldStats stats;

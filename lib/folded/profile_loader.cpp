@@ -90,10 +90,38 @@ void check_total(const FoldedProfile& p, const std::string& path) {
 }
 }  // namespace
 
+// --tag and --sample-index choose among a pprof profile's labels and values;
+// other inputs have neither and are read whole, which is said, so that a
+// filter is not taken to have applied.
+std::string pprof_only_options_note(const std::string& path, std::string_view kind, const ProfileLoadOptions& options) {
+  if ((options.tags.empty() && options.sample_index.empty()) || kind == "pprof") return "";
+  const std::string which = options.tags.empty()           ? "--sample-index applies"
+                            : options.sample_index.empty() ? "--tag applies"
+                                                           : "--tag and --sample-index apply";
+  return (path == "-" ? std::string("<stdin>") : path) + ": " + which + " to pprof input only; this " +
+         std::string(kind) + " is read whole";
+}
+
+namespace {
+
+void warn_of(const ProfileLoadOptions& options, const std::string& msg) {
+  if (options.warn) options.warn(msg);
+  else std::cerr << "fgtool: warning: " << terminal_safe(msg) << "\n";
+}
+
+void note_pprof_only_options(const std::string& path, const ProfileLoader* loader, const ProfileLoadOptions& options) {
+  const std::string note = pprof_only_options_note(path, loader ? loader->name : "folded text", options);
+  if (!note.empty()) warn_of(options, note);
+}
+
+}  // namespace
+
 void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options) {
   if (path != "-") {
     std::string head = read_file_head(path);
-    if (const ProfileLoader* l = find_profile_loader(head)) {
+    const ProfileLoader* l = find_profile_loader(head);
+    note_pprof_only_options(path, l, options);
+    if (l) {
       if (options.root_frame.empty()) {
         l->load(path, into, options);
       } else {
@@ -107,6 +135,7 @@ void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoa
       return;
     }
   }
+  if (path == "-") note_pprof_only_options(path, nullptr, options);
   FoldedReadOptions ro;
   ro.lenient = options.lenient;
   ro.warn = options.warn;
@@ -174,10 +203,9 @@ FoldedProfile load_profiles(const std::vector<std::string>& paths, const Profile
 bool load_diff_union(const std::string& a, const std::string& b, DiffUnion& out, const ProfileLoadOptions& options) {
   for (const std::string* path : {&a, &b})
     if (*path != "-" && find_profile_loader(read_file_head(*path))) return false;
-  auto emit = [&](const std::string& msg) {
-    if (options.warn) options.warn(msg);
-    else std::cerr << "fgtool: warning: " << terminal_safe(msg) << "\n";
-  };
+  auto emit = [&](const std::string& msg) { warn_of(options, msg); };
+  note_pprof_only_options(a, nullptr, options);
+  note_pprof_only_options(b, nullptr, options);
   FoldedReadOptions ro;
   ro.lenient = options.lenient;
   // B is read first (its nodes come first in the tree, as build_diff orders

@@ -58,6 +58,11 @@ std::vector<std::string> profile_loader_names();
 // (find_profile_loader takes the first; more than one means the order decides).
 std::vector<std::string> profile_loaders_matching(std::string_view head);
 
+// What --tag / --sample-index (pprof input only) do to an input of another
+// kind (`kind`: its loader's name, or "folded text"): "" for pprof or when
+// neither is given, else a warning that the input is read whole.
+std::string pprof_only_options_note(const std::string& path, std::string_view kind, const ProfileLoadOptions& options);
+
 // The first 4096 bytes of a file ("" for "-" and unreadable files).
 std::string read_file_head(const std::string& path);
 // The registered loader whose predicate accepts this head, or nullptr (folded text).

@@ -7,11 +7,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 
 #include <protozero/exception.hpp>
 #include <protozero/pbf_reader.hpp>
 
 #include "diagnostics/input_error.h"
+#include "diagnostics/terminal_text.h"
 #include "folded/profile_loader.h"
 #include "pprof/pprof_gzip.h"
 #include "pprof/pprof_parser.h"
@@ -166,7 +168,18 @@ void register_pprof_loader() {
         PprofReadOptions po;
         po.sample_index = lo.sample_index;
         po.tags = lo.tags;
-        read_pprof(path, into, po);
+        PprofReadInfo info;
+        read_pprof(path, into, po, &info);
+        // As `go tool pprof` says "TagFocus expression matched no samples":
+        // an empty profile from a mistyped label should not pass unnoticed.
+        if (!po.tags.empty() && info.samples > 0 && info.kept_samples == 0) {
+          std::string filter;
+          for (const auto& [k, v] : po.tags) filter += (filter.empty() ? "" : ", ") + k + "=" + v;
+          const std::string msg = "--tag " + filter + " matched none of the " + std::to_string(info.samples) +
+                                  " samples";
+          if (lo.warn) lo.warn(path + ": " + msg);
+          else std::cerr << "fgtool: warning: " << terminal_safe(path + ": " + msg) << "\n";
+        }
       }});
 }
 

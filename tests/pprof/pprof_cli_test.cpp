@@ -382,6 +382,36 @@ TEST(PprofCli, CheckedInProfilesReadBack) {
   EXPECT_EQ(parse_folded(run_ok(fg_cmd("merge " + shell_quote(testdata("pprof/go_merged.pb"))))), expect);
 }
 
+// A CPU profile written by Go's own runtime/pprof (goroutines with pprof.Do
+// labels, inlined frames; testdata/pprof/README.md): every stack and value
+// as `go tool pprof -traces` gives them (go_traces_to_folded.py), a label
+// filter as its -tagfocus, and filters that cannot apply said, not silent.
+TEST(PprofCli, GoRuntimeProfileReadsAsGoToolPprofDoes) {
+  const std::string pb = shell_quote(testdata("pprof/go_cpu.pb.gz"));
+  EXPECT_EQ(parse_folded(run_ok(fg_cmd("merge " + pb))), parse_folded(read_file(testdata("pprof/go_cpu.folded"))));
+  EXPECT_EQ(parse_folded(run_ok(fg_cmd("merge --tag job=hash " + pb))),
+            parse_folded(read_file(testdata("pprof/go_cpu.job_hash.folded"))));
+  // A label value with a separator in it matches as written.
+  EXPECT_GT(folded_total(run_ok(fg_cmd("merge --tag 'host=a;b c' " + pb))), 0);
+
+  test::CommandResult none = run_shell(fg_cmd("report --tag job=typo " + pb));
+  EXPECT_EQ(none.status, 0) << none.err;
+  EXPECT_NE(none.err.find("go_cpu.pb.gz: --tag job=typo matched none of the 235 samples"), std::string::npos)
+      << none.err;
+  const std::string folded = shell_quote(testdata("pprof/go_cpu.folded"));
+  for (const std::string& cmd : {"report --tag job=hash " + folded, "diff --tag job=hash " + folded + " " + folded,
+                                 "svg --tag job=hash " + folded + " -o /dev/null",
+                                 "export -f pprof --tag job=hash " + shell_quote(testdata("fold/fp_static.data")) +
+                                     " -o /dev/null"}) {
+    SCOPED_TRACE(cmd);
+    test::CommandResult r = run_shell(fg_cmd(cmd));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("--tag applies to pprof input only; this "), std::string::npos) << r.err;
+  }
+  test::CommandResult quiet = run_shell(fg_cmd("report --tag job=hash " + pb));
+  EXPECT_EQ(quiet.err, "");
+}
+
 TEST(PprofCli, MalformedPprofIsAClearError) {
   std::string dir = test::temp_dir();
   std::string pb = dir + "/p.pb";
