@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "folded/stream_head.h"
 #include "perf/perf_data_reader.h"
 
 namespace fg::cli {
@@ -13,6 +14,8 @@ namespace fg::cli {
 // "cpu-clock at 999 Hz; ./train --threads 2; 12.3 s": what a graph made from
 // perf.data was recorded with, from the file's header (no samples are read).
 inline std::string perf_data_subtitle(const std::string& path) {
+  // A pipe (`fgtool svg <(perf record -o - ...)`) is read once, by the fold.
+  if (fg::is_stream_path(path)) return "";
   try {
     fg::PerfDataReader reader(path);
     const fg::PerfFileInfo& info = reader.info();

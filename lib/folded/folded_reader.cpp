@@ -13,6 +13,7 @@
 #include "folded/folded_writer.h"
 #include "folded/input_stream.h"
 #include "folded/stack_record_queue.h"
+#include "folded/stream_head.h"
 
 namespace fg {
 
@@ -453,7 +454,16 @@ bool looks_like_diff_folded_text(std::string_view text) {
 }
 
 bool looks_like_diff_folded(const std::string& path) {
-  if (path == "-") return false;
+  if (path == "-" || is_unpeekable_stream(path)) return false;
+  // A pipe (process substitution) cannot be scanned ahead of its reader:
+  // its head's whole lines decide.
+  constexpr size_t kHead = 4096;
+  if (std::optional<std::string> head = stream_head(path, kHead)) {
+    std::string_view text = *head;
+    const size_t last = text.find_last_of('\n');
+    if (head->size() == kHead) text = text.substr(0, last == std::string_view::npos ? 0 : last);
+    return looks_like_diff_folded_text(text);
+  }
   try {
     // The whole file, stopping at the first line that is not three-column:
     // ordinary folded files stop at once, and a folded file whose first

@@ -13,6 +13,7 @@
 #include "diagnostics/input_error.h"
 #include "diagnostics/terminal_text.h"
 #include "folded/folded_reader.h"
+#include "folded/stream_head.h"
 
 namespace fg {
 
@@ -52,6 +53,12 @@ std::vector<std::string> profile_loaders_matching(std::string_view head) {
 
 std::string read_file_head(const std::string& path) {
   if (path == "-") return {};
+  // A pipe given by path (process substitution) is peeked at without losing
+  // its head; a named FIFO is not read at all (a second open would hang or
+  // find its data gone): it is read as folded text, or by the command that
+  // knows its kind (fold: perf.data).
+  if (std::optional<std::string> head = stream_head(path)) return *head;
+  if (is_unpeekable_stream(path)) return {};
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {};
   // A `perf record --threads` directory is known by its 'data' file (a
@@ -114,28 +121,30 @@ void note_pprof_only_options(const std::string& path, const ProfileLoader* loade
   if (!note.empty()) warn_of(options, note);
 }
 
+// Standard input is detected by content too (`curl .../profile | fgtool svg
+// -`): its head is kept for the reader (stream_head.h), and a format other
+// than folded text reads it as /dev/stdin.
+std::string detection_path(const std::string& path) { return path == "-" ? "/dev/stdin" : path; }
+
 }  // namespace
 
 void load_profile(const std::string& path, FoldedProfile& into, const ProfileLoadOptions& options) {
-  if (path != "-") {
-    std::string head = read_file_head(path);
-    const ProfileLoader* l = find_profile_loader(head);
-    note_pprof_only_options(path, l, options);
-    if (l) {
-      if (options.root_frame.empty()) {
-        l->load(path, into, options);
-      } else {
-        FoldedProfile alone;
-        alone.units.clear();
-        l->load(path, alone, options);
-        into.merge(alone, options.root_frame);
-        if (!alone.units.empty()) into.units = alone.units;
-      }
-      check_total(into, path);
-      return;
+  const std::string source = detection_path(path);
+  const ProfileLoader* l = find_profile_loader(read_file_head(source));
+  note_pprof_only_options(path, l, options);
+  if (l) {
+    if (options.root_frame.empty()) {
+      l->load(source, into, options);
+    } else {
+      FoldedProfile alone;
+      alone.units.clear();
+      l->load(source, alone, options);
+      into.merge(alone, options.root_frame);
+      if (!alone.units.empty()) into.units = alone.units;
     }
+    check_total(into, path);
+    return;
   }
-  if (path == "-") note_pprof_only_options(path, nullptr, options);
   FoldedReadOptions ro;
   ro.lenient = options.lenient;
   ro.warn = options.warn;
@@ -202,7 +211,7 @@ FoldedProfile load_profiles(const std::vector<std::string>& paths, const Profile
 
 bool load_diff_union(const std::string& a, const std::string& b, DiffUnion& out, const ProfileLoadOptions& options) {
   for (const std::string* path : {&a, &b})
-    if (*path != "-" && find_profile_loader(read_file_head(*path))) return false;
+    if (find_profile_loader(read_file_head(detection_path(*path)))) return false;
   auto emit = [&](const std::string& msg) { warn_of(options, msg); };
   note_pprof_only_options(a, nullptr, options);
   note_pprof_only_options(b, nullptr, options);

@@ -63,7 +63,8 @@ std::vector<std::string> profile_loaders_matching(std::string_view head);
 // neither is given, else a warning that the input is read whole.
 std::string pprof_only_options_note(const std::string& path, std::string_view kind, const ProfileLoadOptions& options);
 
-// The first 4096 bytes of a file ("" for "-" and unreadable files).
+// The first 4096 bytes of a file ("" for "-", unreadable files and named
+// FIFOs; a pipe named /dev/fd/N keeps its head for the reader: stream_head.h).
 std::string read_file_head(const std::string& path);
 // The registered loader whose predicate accepts this head, or nullptr (folded text).
 const ProfileLoader* find_profile_loader(std::string_view head);

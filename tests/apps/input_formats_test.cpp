@@ -3,6 +3,7 @@
 // the fgtool binary reads every format the same way the library does.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -136,6 +137,53 @@ TEST_F(InputFormats, TheCliReadsEveryFormatByContent) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, test::folded_text(load_quietly(copy)));
   }
+}
+
+// Inputs given as pipes: process substitution (`fgtool svg <(fgtool fold
+// x.data)`), standard input, a named FIFO. Format detection peeks at each
+// input's head; on a pipe that used to consume it, and `svg`, `report` and
+// `diff` then read an empty or broken profile. Each is read as the file.
+TEST_F(InputFormats, PipedInputsReadAsTheirFiles) {
+  const std::string bin = test::shell_quote(test::fgtool_bin());
+  auto bash = [](const std::string& script) {
+    return test::run_shell("bash -c " + test::shell_quote(script));
+  };
+  for (const char* fixture : {"folded/small.folded", "pprof/fp_static.pb.gz", "pprof/go_cpu.pb.gz",
+                              "perf/pipe.data", "traces/nested.json", "traces/onednn_v3.log"}) {
+    SCOPED_TRACE(fixture);
+    const std::string in = test::shell_quote(testdata(fixture));
+    auto file = bash(bin + " merge " + in + " -o -");
+    ASSERT_EQ(file.status, 0) << file.err;
+    ASSERT_FALSE(file.out.empty());
+    auto substituted = bash(bin + " merge <(cat " + in + ") -o -");
+    EXPECT_EQ(substituted.status, 0) << substituted.err;
+    EXPECT_EQ(substituted.out, file.out);
+    auto piped = bash("cat " + in + " | " + bin + " merge - -o -");
+    EXPECT_EQ(piped.status, 0) << piped.err;
+    EXPECT_EQ(piped.out, file.out);
+    // svg peeks twice (difffolded detection, perf.data subtitle) before it reads.
+    auto svg = bash(bin + " svg <(cat " + in + ") -o - | grep -c '<g fg:x='");
+    EXPECT_EQ(svg.err.find("no samples"), std::string::npos) << svg.err;
+    EXPECT_NE(svg.out, "0\n");
+  }
+  const std::string folded = test::shell_quote(testdata("folded/small.folded"));
+  auto diff = bash(bin + " diff --format folded <(cat " + folded + ") <(cat " + folded + ")");
+  EXPECT_EQ(diff.status, 0) << diff.err;
+  EXPECT_EQ(diff.out, bash(bin + " diff --format folded " + folded + " " + folded).out);
+  const std::string pipe_data = test::shell_quote(testdata("perf/pipe.data"));
+  auto fold = bash(bin + " fold <(cat " + pipe_data + ")");
+  EXPECT_EQ(fold.status, 0) << fold.err;
+  EXPECT_EQ(fold.out, bash(bin + " fold " + pipe_data).out);
+  // A named FIFO is not peeked at (a second open would block): fold reads it
+  // as perf.data, the other commands as folded text, neither hangs.
+  const std::string fifo = test::temp_dir() + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto named = bash("cat " + pipe_data + " > " + fifo + " & timeout 60 " + bin + " fold " + fifo);
+  EXPECT_EQ(named.status, 0) << named.err;
+  EXPECT_EQ(named.out, fold.out);
+  auto named_folded = bash("cat " + folded + " > " + fifo + " & timeout 60 " + bin + " merge " + fifo + " -o -");
+  EXPECT_EQ(named_folded.status, 0) << named_folded.err;
+  EXPECT_EQ(named_folded.out, bash(bin + " merge " + folded + " -o -").out);
 }
 
 // `fgtool fold` reads perf.data and traces; a profile of another kind gets
