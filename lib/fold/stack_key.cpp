@@ -10,6 +10,34 @@ namespace {
 using namespace callchain_context;
 constexpr uint64_t kKernelHalf = 0xffff800000000000ull;
 static_assert(sizeof(StackAddress) <= 16, "one address per 16 bytes");
+
+// Calls take(address, kernel, return_address) for each address of a
+// callchain, leaf first, reading its context markers: guest and hypervisor
+// contexts are skipped, and the user context too when skip_user (DWARF
+// samples: the unwinder gives the user part). The first address after a
+// marker is the sampled pc, the others callers' return addresses.
+template <class Take>
+inline void walk_callchain(const Sample& s, bool skip_user, Take&& take) {
+  int context = s.cpumode() == 1 ? 1 : 2;  // 1 kernel, 2 user, 0 other (guest/hv)
+  bool first = true;
+  for (uint64_t i = 0; i < s.callchain_nr; ++i) {
+    const uint64_t v = s.callchain[i];
+    if (v >= MAX) {
+      if (v == KERNEL) context = 1;
+      else if (v == USER) context = 2;
+      else if (v == USER_DEFERRED) {
+        context = 2;
+        ++i;  // a cookie word, not an address
+      } else context = 0;
+      first = true;
+      continue;
+    }
+    if (context == 0 || (context == 2 && skip_user)) continue;
+    take(v, context == 1, !first);
+    first = false;
+  }
+}
+
 }  // namespace
 
 StackKeyBuilder::StackKeyBuilder(const ProcessTable& table)
@@ -24,25 +52,7 @@ void StackKeyBuilder::collect_addresses(const Sample& s, const UnwoundUserStack&
   truncated_ = false;
   const bool dwarf = is_dwarf(s);
   if (s.callchain_nr > 0) {
-    int context = s.cpumode() == 1 ? 1 : 2;  // 1 kernel, 2 user, 0 other (guest/hv)
-    bool first = true;
-    for (uint64_t i = 0; i < s.callchain_nr; ++i) {
-      uint64_t v = s.callchain[i];
-      if (v >= MAX) {
-        if (v == KERNEL) context = 1;
-        else if (v == USER) context = 2;
-        else if (v == USER_DEFERRED) {
-          context = 2;
-          ++i;  // a cookie word, not an address
-        } else context = 0;
-        first = true;
-        continue;
-      }
-      if (context == 0) continue;
-      if (context == 2 && dwarf) continue;  // the unwinder provides the user part
-      push(v, context == 1, !first);
-      first = false;
-    }
+    walk_callchain(s, dwarf, [this](uint64_t v, bool kernel, bool return_address) { push(v, kernel, return_address); });
   } else if (!dwarf) {
     push(s.ip, s.cpumode() == 1 || s.ip >= kKernelHalf, false);
   }
@@ -76,38 +86,22 @@ void StackKeyBuilder::append_callchain_key(const Sample& s, const void* root, co
   const size_t most = std::min<uint64_t>(s.callchain_nr, kMaxDepth);
   key.resize(at + kHeaderWords + most + (most + 31) / 32);  // shrunk to the count below
   uint64_t* const addresses = key.data() + at + kHeaderWords;
-  int context = s.cpumode() == 1 ? 1 : 2;  // 1 kernel, 2 user, 0 other (guest/hv)
-  uint64_t first = 1;                      // the next address is a context's first (not a return address)
-  uint64_t kinds = 0;                      // 2 bits per address, as in the key
+  uint64_t kinds = 0;  // 2 bits per address, as in the key
   bool user = false, truncated = false;
   size_t n = 0;
-  for (uint64_t i = 0; i < s.callchain_nr; ++i) {
-    const uint64_t v = s.callchain[i];
-    if (v >= MAX) {
-      if (v == KERNEL) context = 1;
-      else if (v == USER) context = 2;
-      else if (v == USER_DEFERRED) {
-        context = 2;
-        ++i;  // a cookie word, not an address
-      } else context = 0;
-      first = 1;
-      continue;
-    }
-    if (context == 0) continue;
+  walk_callchain(s, false, [&](uint64_t v, bool kernel, bool return_address) {
     if (n == most) {
       truncated = true;
-      continue;
+      return;
     }
-    const uint64_t kernel = context == 1;
     user |= !kernel;
     addresses[n] = v;
-    kinds |= ((first ^ 1) | (kernel << 1)) << (2 * (n % 32));
-    first = 0;
+    kinds |= (uint64_t(return_address) | (uint64_t(kernel) << 1)) << (2 * (n % 32));
     if (++n % 32 == 0) {
       flags_[n / 32 - 1] = kinds;
       kinds = 0;
     }
-  }
+  });
   if (n % 32) flags_[n / 32] = kinds;
   if (truncated) ++stats_.truncated_stacks;
   key.resize(at + kHeaderWords + n + (n + 31) / 32);
