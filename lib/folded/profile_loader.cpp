@@ -238,11 +238,18 @@ bool load_diff_union(const std::string& a, const std::string& b, DiffUnion& out,
   read_folded(a, out.tree, ro);
   check_total(out.tree, a);
   // Sides in different units (their "# fgtool units=" lines) are converted
-  // or refused by the caller: it loads them apart. Stdin cannot be re-read,
-  // so there the units of B stand (as before units lines existed).
-  if (options.units.empty() && out.tree.units != units_b && a != "-" && b != "-") {
-    out = DiffUnion{};
-    return false;
+  // or refused by the caller: it loads them apart. Stdin or a pipe cannot be
+  // read again, so there the units of B stand (as before units lines
+  // existed), which is said.
+  const bool a_again = a != "-" && !is_stream_path(a), b_again = b != "-" && !is_stream_path(b);
+  if (options.units.empty() && out.tree.units != units_b) {
+    if (a_again && b_again) {
+      out = DiffUnion{};
+      return false;
+    }
+    emit((a == "-" ? std::string("<stdin>") : a) + " counts " + out.tree.units + ", " +
+         (b == "-" ? std::string("<stdin>") : b) + " counts " + units_b + ": compared as " + units_b +
+         " without converting (a pipe is read once; give files, or --units)");
   }
   out.tree.units = units_b;
   if (!options.units.empty()) out.tree.units = options.units;
@@ -260,7 +267,7 @@ bool load_diff_union(const std::string& a, const std::string& b, DiffUnion& out,
     sum += w;
   }
   if (!whole || sum > 9007199254740992.0) {
-    if (a != "-") {
+    if (a_again) {
       FoldedProfile alone;
       ProfileLoadOptions quiet = options;
       quiet.warn = [](const std::string&) {};  // already said once
@@ -268,7 +275,7 @@ bool load_diff_union(const std::string& a, const std::string& b, DiffUnion& out,
       sum = 0;
       for (NodeId i = 1; i < alone.node_count(); ++i) sum += alone.node(i).self;
     }
-    // stdin cannot be read twice: the tree-order sum may differ in its last bit.
+    // stdin or a pipe cannot be read twice: the tree-order sum may differ in its last bit.
   }
   out.raw_sum_a = sum;
   return true;

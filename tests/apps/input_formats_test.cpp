@@ -170,6 +170,23 @@ TEST_F(InputFormats, PipedInputsReadAsTheirFiles) {
   auto diff = bash(bin + " diff --format folded <(cat " + folded + ") <(cat " + folded + ")");
   EXPECT_EQ(diff.status, 0) << diff.err;
   EXPECT_EQ(diff.out, bash(bin + " diff --format folded " + folded + " " + folded).out);
+  // Fractional weights: diff re-reads A for an exact total, which a pipe cannot give.
+  const std::string dir = test::temp_dir();
+  test::write_file(dir + "/frac.folded", "main;a 1.5\nmain;b 2.25\n");
+  test::write_file(dir + "/whole.folded", "main;a 1\nmain;b 3\n");
+  auto frac_file = bash(bin + " diff --format folded " + dir + "/frac.folded " + dir + "/whole.folded");
+  ASSERT_EQ(frac_file.status, 0) << frac_file.err;
+  auto frac_pipe = bash(bin + " diff --format folded <(cat " + dir + "/frac.folded) " + dir + "/whole.folded");
+  EXPECT_EQ(frac_pipe.status, 0) << frac_pipe.err;
+  EXPECT_EQ(frac_pipe.out, frac_file.out);
+  // Units that differ are converted for files (read again apart); a pipe
+  // cannot be read again, which is said.
+  test::write_file(dir + "/us.folded", "# fgtool units=us\nmain;a 1\nmain;b 3\n");
+  test::write_file(dir + "/ns.folded", "# fgtool units=ns\nmain;a 1000\nmain;b 3000\n");
+  auto units_pipe = bash(bin + " diff --format folded <(cat " + dir + "/us.folded) " + dir + "/ns.folded");
+  EXPECT_EQ(units_pipe.status, 0) << units_pipe.err;
+  EXPECT_NE(units_pipe.err.find("counts us, " + dir + "/ns.folded counts ns: compared as ns without converting"),
+            std::string::npos) << units_pipe.err;
   const std::string pipe_data = test::shell_quote(testdata("perf/pipe.data"));
   auto fold = bash(bin + " fold <(cat " + pipe_data + ")");
   EXPECT_EQ(fold.status, 0) << fold.err;
