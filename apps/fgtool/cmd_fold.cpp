@@ -1,15 +1,11 @@
 // fgtool fold: perf.data -> folded stacks (on-CPU, off-CPU or wall clock).
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 #include "command.h"
 #include "diagnostics/atomic_output.h"
@@ -20,6 +16,7 @@
 #include "fold/fold_perf_data.h"
 #include "folded/folded_writer.h"
 #include "folded/profile_loader.h"
+#include "folded/stream_head.h"
 #include "traces/framework_ops.h"
 #include "traces/trace_inputs.h"  // traces helper: Chrome trace JSON, oneDNN verbose logs
 
@@ -27,58 +24,22 @@ namespace fg::cli {
 namespace {
 
 // What stdin holds, decided from its first bytes without losing them: a
-// regular file is peeked with pread; a pipe's first bytes are read and fed
-// back, followed by the rest, through a new pipe that replaces fd 0 (so the
-// perf.data pipe reader and the trace reader both see the whole stream).
+// regular file is peeked at with pread (from where stdin stands); a pipe's
+// head is kept for the reader by stream_head, which puts a pipe yielding it
+// and then the rest in fd 0's place (so the perf.data pipe reader and the
+// trace reader both see the whole stream).
 TraceInputKind sniff_stdin() {
   struct stat st;
   if (fstat(0, &st) != 0) return TraceInputKind::None;
-  std::string head(4096, '\0');
-  size_t have = 0;
   if (S_ISREG(st.st_mode)) {
+    std::string head(4096, '\0');
     off_t at = lseek(0, 0, SEEK_CUR);
     ssize_t n = pread(0, head.data(), head.size(), at < 0 ? 0 : at);
     head.resize(n > 0 ? size_t(n) : 0);
     return detect_trace_input_head(head);
   }
-  while (have < head.size()) {
-    ssize_t n = ::read(0, head.data() + have, head.size() - have);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    have += size_t(n);
-    // Enough to decide? (A trace names traceEvents or "ph" early; perf's pipe header is 16 bytes.)
-    if (detect_trace_input_head(std::string_view(head.data(), have)) != TraceInputKind::None) break;
-  }
-  head.resize(have);
-  TraceInputKind kind = detect_trace_input_head(head);
-  int fds[2];
-  int orig = dup(0);
-  if (orig < 0 || pipe(fds) != 0 || dup2(fds[0], 0) < 0)
-    throw InputError(std::string("<stdin>: cannot set up a pipe: ") + std::strerror(errno));
-  ::close(fds[0]);
-  std::thread([head, in = orig, out = fds[1]]() {
-    auto write_all = [&](const char* p, size_t n) {
-      while (n > 0) {
-        ssize_t w = ::write(out, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= size_t(w);
-      }
-      return true;
-    };
-    bool ok = write_all(head.data(), head.size());
-    std::vector<char> buf(1 << 20);
-    while (ok) {
-      ssize_t n = ::read(in, buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      ok = write_all(buf.data(), size_t(n));
-    }
-    ::close(out);
-    ::close(in);
-  }).detach();
-  return kind;
+  std::optional<std::string> head = stream_head("/dev/stdin");
+  return head ? detect_trace_input_head(*head) : TraceInputKind::None;
 }
 
 // Whether the head's first line that is not a comment reads as a folded
