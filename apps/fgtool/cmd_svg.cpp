@@ -120,6 +120,7 @@ fg::cli::Registration reg{fg::cli::CommandInfo{
     "  fgtool svg out.folded -o out.svg                      # flamegraph (open in a browser)\n"
     "  fgtool svg a.folded b.folded.gz -o merged.svg         # several inputs are merged\n"
     "  fgtool fold perf.data | fgtool svg --title Train > t.svg\n"
+    "  curl -s host:6060/debug/pprof/profile | fgtool svg - -o go.svg  # any input kind, pipes too\n"
     "  fgtool svg --inverted --colors mem --minwidth 0.5% x.folded -o icicle.svg\n"
     "  fgtool svg --flamechart --countname us trace.folded -o chart.svg\n"
     "  fgtool svg --hash --width 1800 --no-javascript x.folded -o static.svg\n"
