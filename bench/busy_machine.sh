@@ -13,6 +13,12 @@
 #     --keep-data F   record into F (default $BENCH_DIR/busy.data)
 #     --trainers DIR  where mlp_train, vae_train and mnist_synth are (default BUILD_DIR/bin)
 #     --svgs DIR      SVGs for Chromium to render (default out/ of the checkout)
+#     --browser MODE  relaunch (default): a new headless Chromium per screenshot,
+#                     most of the recording's processes and MMAP2 records;
+#                     persistent: one Chromium that stays up and re-renders the
+#                     SVGs (bench/busy_browser.mjs, playwright-core from
+#                     scripts/setup.sh --browser), nearer the issue's own held-out
+#                     recording (1.6 k processes, 10.7 k MMAP2)
 #     --runs N        warm runs per pipeline, best one counts (default 3)
 #     --drop-all      cold run after `echo 3 > /proc/sys/vm/drop_caches` (root; the
 #                     whole machine's page cache, the input included) instead of
@@ -39,7 +45,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=$root/build
 if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build=$1; shift; fi
-secs=240; data=""; keep=""; trainers=""; svgdir=$root/out; runs=3; drop_all=0; profile=0
+secs=240; data=""; keep=""; trainers=""; svgdir=$root/out; runs=3; drop_all=0; profile=0; browser=relaunch
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) secs=$2; shift ;;
@@ -48,6 +54,7 @@ while [ $# -gt 0 ]; do
     --keep-data) keep=$2; shift ;;
     --trainers) trainers=$2; shift ;;
     --svgs) svgdir=$2; shift ;;
+    --browser) browser=$2; shift ;;
     --runs) runs=$2; shift ;;
     --drop-all) drop_all=1 ;;
     --profile) profile=1 ;;
@@ -57,6 +64,11 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+case "$browser" in relaunch|persistent) ;; *) echo "busy_machine.sh: --browser is relaunch or persistent" >&2; exit 2 ;; esac
+if [ "$browser" = persistent ] && [ -z "$data" ] && [ ! -f "$root/tests/browser/node_modules/playwright-core/index.mjs" ]; then
+  echo "busy_machine.sh: --browser persistent drives Chromium with playwright-core: run scripts/setup.sh --browser" >&2
+  exit 2
+fi
 [ -d "$build" ] || { echo "busy_machine.sh: no build directory $build" >&2; exit 2; }
 build=$(cd "$build" && pwd)
 fg=$build/bin/fgtool
@@ -93,10 +105,11 @@ start_load() {
   fi
   if command -v chromium >/dev/null; then parts+=(chromium); else echo "  (no chromium: the load runs without it)" >&2; fi
   if command -v node >/dev/null; then parts+=(node); else echo "  (no node: the load runs without it; scripts/setup.sh --bench)" >&2; fi
+  if [ "$browser" = persistent ]; then parts=("${parts[@]/#chromium/chromium-persistent}"); fi
   echo "  load: ${parts[*]} python gzip|gunzip short-lived-processes (${#svgs[@]} SVGs for chromium)"
   # setsid: its own process group, so that `kill -- -PGID` stops all of it.
   setsid bash -c '
-    tb=$1 mnist=$2 zin=$3 dir=$4 js=$5 parts=$6; shift 6
+    tb=$1 mnist=$2 zin=$3 dir=$4 js=$5 parts=$6 secs=$7; shift 7
     case " $parts " in *" trainers "*)
       while :; do "$tb/mlp_train" --data "$mnist" --epochs 1 --max-batches 80 --threads 2; done >/dev/null 2>&1 &
       while :; do "$tb/vae_train" --data "$mnist" --epochs 1 --max-batches 40 --threads 1; done >/dev/null 2>&1 & ;;
@@ -112,11 +125,14 @@ while True: f(30)" & done
           --screenshot="$dir/chromium-shot.png" "file://$s"
       done; done >/dev/null 2>&1 & ;;
     esac
+    case " $parts " in *" chromium-persistent "*)
+      while :; do node "${js%/*}/busy_browser.mjs" "$secs" "$(command -v chromium)" "$dir/chromium-shot.png" "$@"; done >/dev/null 2>&1 & ;;
+    esac
     case " $parts " in *" node "*)
       while :; do node "$js" 15; done >/dev/null 2>&1 & ;;
     esac
     while :; do sh -c true; ls /usr/lib >/dev/null; grep -c root /etc/passwd >/dev/null; sleep 1; done &
-    wait' _ "$tb" "$mnist" "$zin" "$dir" "$here/busy_load.js" "${parts[*]}" "${svgs[@]}" &
+    wait' _ "$tb" "$mnist" "$zin" "$dir" "$here/busy_load.js" "${parts[*]}" "$((secs + 30))" "${svgs[@]}" &
   load_pid=$!
 }
 stop_load() {
