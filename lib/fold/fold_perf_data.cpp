@@ -106,6 +106,9 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     if (threads < 2 || options_.view != FoldView::on_cpu || queue_samples_ || symbolising_) return;
     if (has_dwarf_samples(reader_.info())) return;
     symbolising_ = std::make_unique<SymbolisingThread>(symboliser_, tree_, options_.observer);
+    // A full raw-stack table is forgotten a table later, when its stacks are
+    // named, instead of waiting for every queued stack (raw_stack_index.h).
+    raw_.use_two_tables();
   }
 
   SymbolCache& symbols() { return symboliser_.symbols(); }
@@ -382,13 +385,32 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // An observer is told each stack's weights now (its indices go on from
   // the forgotten stacks' count; the symbolising thread is drained, so
   // observer calls still come one at a time).
-  void forget_stacks(const RawStackTable& table) override {
+  // With two tables (no observer), only the stacks added before this table
+  // was retired must be in the tree: those of the other table may still be
+  // queued, and their keys are in the other table.
+  void forget_stacks(const RawStackTable& table, uint32_t first) override {
+    auto add_weights = [&] {
+      FoldedProfile& out = tree_.profile();
+      for (uint32_t i = 0; i < table.size(); ++i)
+        if (double w = table.weight(i); w != 0) out.add_self(tree_.node_of(first + i), w);
+    };
+    if (symbolising_ && retired_at_) {
+      // They read keys in the table; the tree is the symbolising thread's
+      // too meanwhile, so the weights go in under its placing lock.
+      symbolising_->wait_for(*retired_at_, add_weights);
+      ++window_drains_;  // a hand-over the thread is judged by, as a drain
+      return;
+    }
     drain_symbolising_thread();  // it still reads keys in the table; the drain places its last stacks
-    FoldedProfile& out = tree_.profile();
     if (options_.observer) report_samples(raw_.forgotten());
-    for (uint32_t i = 0; i < table.size(); ++i)
-      if (double w = table.weight(i); w != 0) out.add_self(tree_.node_of(i), w);
+    add_weights();
     symboliser_.set_observer_base(raw_.forgotten() + table.size());
+  }
+  // NewStackSink, two tables: every stack added so far is the retired table's
+  // or an older one's; forget_stacks waits for those only.
+  void table_retired() override {
+    retired_at_.reset();
+    if (symbolising_) retired_at_ = symbolising_->stacks_added();
   }
 
   // Waits until every new stack so far is symbolised and in the tree.
@@ -411,15 +433,17 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     if (!micro) {
       // Whole periods or counts: summing in the profile is exact (integers
       // in doubles).
-      for (uint32_t i = 0; i < raw_.size(); ++i)
-        if (double w = raw_.weight(i); w != 0) out.add_self(tree_.node_of(i), w);
+      raw_.for_each_weight([&](uint32_t i, double w) {
+        if (w != 0) out.add_self(tree_.node_of(i), w);
+      });
       return;
     }
     // Sum per folded stack (raw stacks that fold alike share a node) in
     // ns, then convert: rounding after summing keeps microseconds exact.
     std::unordered_map<NodeId, double> grouped;
-    for (uint32_t i = 0; i < raw_.size(); ++i)
-      if (double w = raw_.weight(i); w != 0) grouped[tree_.node_of(i)] += w;
+    raw_.for_each_weight([&](uint32_t i, double w) {
+      if (w != 0) grouped[tree_.node_of(i)] += w;
+    });
     // In a fixed order, so that the tree is built the same way every run.
     for (const auto& kv : sorted_off_weights()) {
       NodeId node = tree_.node_of(uint32_t(kv.first >> 16));
@@ -521,6 +545,9 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   bool observer_done_ = false;  // told on_raw_stacks_done (else, at the end, on_fold_abandoned)
   std::unique_ptr<SymbolisingThread> symbolising_;  // enable_symbolising_thread
   uint64_t window_stacks_ = 0, window_drains_ = 0;  // keep_symbolising_thread_or_not
+  // Two raw-stack tables: the symbolising thread's stack count when the
+  // table to be forgotten next was retired.
+  std::optional<uint64_t> retired_at_;
   // Scratch reused across samples (no allocation on the hot path).
   std::vector<UnwindFrame> unwound_;
   std::vector<uint64_t> key_;

@@ -17,14 +17,15 @@ void RawStackIndex::commit(double weight, int32_t pid, const ProcessMaps* proc) 
   p.weight = weight;
   p.pid = pid;
   p.proc = proc;
-  table_.prefetch_slot(p.hash);
+  const RawStackTable& t = table();
+  t.prefetch_slot(p.hash);
   ++count_;
-  if (count_ > kPrefetchKeyAfter) table_.prefetch_key(at(count_ - 1 - kPrefetchKeyAfter).hash);
+  if (count_ > kPrefetchKeyAfter) t.prefetch_key(at(count_ - 1 - kPrefetchKeyAfter).hash);
 }
 
 void RawStackIndex::flush() {
   for (size_t i = count_ > kPrefetchKeyAfter ? count_ - kPrefetchKeyAfter : 0; i < count_; ++i)
-    table_.prefetch_key(at(i).hash);
+    table().prefetch_key(at(i).hash);
   while (count_) resolve_oldest();
 }
 
@@ -47,18 +48,33 @@ uint32_t RawStackIndex::index_now(const uint64_t* key, uint32_t count, int32_t p
 
 uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid,
                                 const ProcessMaps* proc, uint64_t** entry) {
-  uint32_t idx = table_.find(key, count, hash, entry);
-  if (idx != RawStackTable::kMissing) return idx;
-  if (max_stacks_ && table_.size() >= max_stacks_) {
-    sink_.forget_stacks(table_);
-    forgotten_ += table_.size();
-    table_.clear();
+  uint32_t idx = tables_[current_].find(key, count, hash, entry);
+  if (idx != RawStackTable::kMissing) return first_index() + idx;
+  if (max_stacks_ && tables_[current_].size() >= table_stacks_) make_room();
+  RawStackTable& table = tables_[current_];
+  idx = table.insert(key, count, hash, entry);
+  uint32_t stored_count = 0;
+  sink_.on_new_stack(first_index() + idx, table.key(idx, &stored_count), pid, proc);
+  return first_index() + idx;
+}
+
+// The table in use is full. One table: it is forgotten now. Two: the other
+// one (full since the last time) is forgotten and takes the next stacks,
+// and the full one waits its turn.
+void RawStackIndex::make_room() {
+  const unsigned next = two_tables_ ? 1 - current_ : current_;
+  RawStackTable& table = tables_[next];
+  if (next == current_ || retired_) {
+    sink_.forget_stacks(table, uint32_t(next * table_stacks_));
+    forgotten_ += table.size();
+    table.clear();
     std::fill(counts_.begin(), counts_.end(), 0);
   }
-  idx = table_.insert(key, count, hash, entry);
-  uint32_t stored_count = 0;
-  sink_.on_new_stack(idx, table_.key(idx, &stored_count), pid, proc);
-  return idx;
+  if (next != current_) {
+    sink_.table_retired();
+    retired_ = true;
+    current_ = next;
+  }
 }
 
 }  // namespace fg

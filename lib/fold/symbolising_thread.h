@@ -3,17 +3,20 @@
 // list that a snapshot in the batch holds (so the process table may change
 // meanwhile). The named stacks that come back are placed into the tree
 // (StackTreeBuilder) by whichever thread has time: the symbolising thread
-// when it has no stacks waiting, the folding thread otherwise, one at a time
-// and in order. That thread also tells the fold's observer of them. The
+// when few stacks wait for it, the folding thread when named ones pile up,
+// one at a time and in order. That thread also tells the fold's observer of them. The
 // folding thread waits (drain) only when it must: before the kernel symbols
-// change, before the raw-stack table forgets its keys, and before it reads
-// the results.
+// change and before it reads the results; before a raw-stack table forgets
+// its keys it drains too, or with two tables waits for that table's stacks
+// only (wait_for).
 // Owning threads: the folding thread calls every method; the symbolising
 // thread (started by the constructor) owns the StackSymboliser until
 // drain() or stop() returns; the StackTreeBuilder belongs to the holder of
-// place_mutex_ during the fold and to the folding thread after a drain.
+// place_mutex_ during the fold (wait_for's caller holds it while its
+// function runs) and to the folding thread after a drain.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <utility>
@@ -30,11 +33,27 @@ class SymbolisingThread {
   // The backlog only smooths bursts: the symbolising thread is the slower
   // one on busy recordings, so a longer one only held more jobs (64 K: 5 MB).
   static constexpr size_t kBatch = 128, kMaxBacklog = 8 * 1024;
+  // Who places named batches in the tree. The symbolising thread places
+  // after each batch while at most kPlacesUnder batches wait to be named;
+  // the folding thread only once kFolderPlacesAt named batches wait (the
+  // symbolising thread has fallen behind). When the folding thread placed
+  // whatever was named at every hand-over and the symbolising thread only
+  // when nothing waited, the folding thread placed three stacks in five and
+  // was the busier one while the other slept a tenth of the time
+  // (busyp1.data); this way the fold is 3-5% faster (bench/README.md).
+  // Named batches waiting hold their records: at most kFolderPlacesAt.
+  // With an observer (a pprof export) the symbolising thread is the busier
+  // one, and the observer is told on the placing thread: there it places
+  // only when nothing waits for it and the folding thread at every
+  // hand-over (these thresholds made busyp1.data's export 0.6 s slower).
+  static constexpr size_t kPlacesUnder = 16, kFolderPlacesAt = 32;
 
   // observer: told of each stack as it is placed (nullptr: none).
   SymbolisingThread(StackSymboliser& symboliser, StackTreeBuilder& tree, FoldObserver* observer = nullptr)
       : tree_(tree),
         observer_(observer),
+        places_under_(observer ? 0 : kPlacesUnder),
+        folder_places_at_(observer ? 0 : kFolderPlacesAt),
         queue_([this, &symboliser](const std::vector<Job>& jobs) { symbolise(symboliser, jobs); }, kMaxBacklog) {}
   ~SymbolisingThread() { stop(); }
 
@@ -44,6 +63,7 @@ class SymbolisingThread {
   void add(uint32_t idx, const uint64_t* key, int32_t pid, const ProcessMaps* proc) {
     // Built in place: a Job assembled on the stack and moved in was 3% of
     // the fold (busy3.data), in the copy.
+    ++added_;
     Job& job = filling_.emplace_back();
     job.idx = idx;
     job.key = key;
@@ -57,7 +77,7 @@ class SymbolisingThread {
     }
     if (filling_.size() < kBatch) return;
     submit();
-    place_named(false);
+    if (named_batches_.load(std::memory_order_relaxed) >= folder_places_at_) place_named(false);
   }
 
   // Waits until every stack added so far is symbolised and placed in the
@@ -67,6 +87,21 @@ class SymbolisingThread {
     queue_.drain();
     place_named(true);
   }
+  // Waits until the first `stacks` stacks added are symbolised and in the
+  // tree, then runs `with_tree` while no other stack is placed (the
+  // StackTreeBuilder is the caller's until it returns); later stacks may
+  // still be queued and named meanwhile. For a raw-stack table's stacks
+  // before it is forgotten, while the other table's go on.
+  template <class Fn>
+  void wait_for(uint64_t stacks, Fn&& with_tree) {
+    if (stacks > added_ - filling_.size()) submit();
+    queue_.wait_done(stacks);
+    std::lock_guard<std::mutex> placer(place_mutex_);
+    place_locked();
+    with_tree();
+  }
+  // Stacks added so far.
+  uint64_t stacks_added() const { return added_; }
   void stop() { queue_.stop(); }
 
   // Stacks placed in the tree, and how many of them the symbolising thread
@@ -114,10 +149,11 @@ class SymbolisingThread {
     {
       std::lock_guard<std::mutex> lock(named_mutex_);
       named_.push_back(std::move(named));
+      named_batches_.store(named_.size(), std::memory_order_relaxed);
     }
-    // Nothing waiting: this thread would sleep, so it places what it named
-    // and the folding thread, the busier one on most recordings, need not.
-    if (queue_.waiting() == 0) placed_by_worker_ += place_named(false);
+    // Few stacks waiting: this thread places what it named (the folding
+    // thread, the busier one on most recordings, need not).
+    if (queue_.waiting() <= places_under_ * kBatch) placed_by_worker_ += place_named(false);
   }
 
   // Every batch named so far into the tree, in order (one placer at a time,
@@ -128,12 +164,17 @@ class SymbolisingThread {
     std::unique_lock<std::mutex> placer(place_mutex_, std::defer_lock);
     if (wait) placer.lock();
     else if (!placer.try_lock()) return 0;
+    return place_locked();
+  }
+  // place_named's work, with place_mutex_ held.
+  size_t place_locked() {
     // After a failure (the observer's limits, a bug) nothing more is placed:
     // what follows would go in out of order. The error ends the fold.
     if (place_failed_) return 0;
     {
       std::lock_guard<std::mutex> lock(named_mutex_);
       placing_.swap(named_);
+      named_batches_.store(0, std::memory_order_relaxed);
     }
     if (placing_.empty()) return 0;
     size_t stacks = 0;
@@ -155,8 +196,10 @@ class SymbolisingThread {
 
   StackTreeBuilder& tree_;
   FoldObserver* const observer_;  // called by the placing thread
+  const size_t places_under_, folder_places_at_;  // kPlacesUnder, kFolderPlacesAt, or 0 with an observer
   std::mutex named_mutex_;
   std::vector<NamedStacks> named_;  // under named_mutex_: named, not yet placed, in order
+  std::atomic<size_t> named_batches_{0};  // named_.size(), read without the mutex by add()
   std::vector<NamedStacks> spare_;  // under named_mutex_: emptied buffers
   std::mutex place_mutex_;  // held while placing: tree_, observer_ and placing_ are its holder's
   std::vector<NamedStacks> placing_;
@@ -165,6 +208,7 @@ class SymbolisingThread {
   uint64_t placed_by_worker_ = 0;  // the symbolising thread's; read after drain()
   WorkerQueue<Job> queue_;  // last: its thread starts after the members above exist
   std::vector<Job> filling_;
+  uint64_t added_ = 0;            // stacks added (the jobs submitted, then filling_)
   std::vector<size_t> holders_;  // indices in filling_ of the jobs with a snapshot
 };
 

@@ -60,6 +60,15 @@ class WorkerQueue {
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
+  // Waits until the first `count` jobs ever submitted are done (later ones
+  // may still run); then rethrows the first exception the work threw, as
+  // drain() does.
+  void wait_done(uint64_t count) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return done_ >= count || done_ == submitted_; });
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
   // Lets the worker finish what was submitted, then joins it. Idempotent;
   // exceptions stay unreported (call drain() first to see them).
   void stop() {

@@ -7,6 +7,9 @@
 
 #include <map>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "fold/raw_stack_index.h"
 #include "fold/raw_stack_table.h"
@@ -90,7 +93,7 @@ struct RecordingSink : NewStackSink {
     seen.emplace_back(index, std::vector<uint64_t>(key, key + 3));
     pids.push_back(pid);
   }
-  void forget_stacks(const RawStackTable&) override { ADD_FAILURE() << "an unbounded index forgot its stacks"; }
+  void forget_stacks(const RawStackTable&, uint32_t) override { ADD_FAILURE() << "an unbounded index forgot its stacks"; }
 };
 
 TEST(RawStackIndex, WeightsArriveAfterTheRingAndNewStacksAreReportedOnceInOrder) {
@@ -167,60 +170,134 @@ TEST(RawStackTable, ClearForgetsEveryKeyAndRefillsItsBlocks) {
 }
 
 // A sink that "symbolises" a stack into its id (the key's first word) and,
-// when the bounded index forgets its stacks, moves their weights into
-// per-id totals, as the fold moves them into the profile's nodes.
+// when the bounded index forgets a table's stacks, moves their weights into
+// per-id totals, as the fold moves them into the profile's nodes. With two
+// tables, stacks are numbered [0, bound) in one and [bound, 2 bound) in the
+// other, and a retired table is forgotten only after the other has filled.
 struct TotallingSink : NewStackSink {
-  std::vector<uint64_t> id_of;  // per current index
+  std::map<uint32_t, uint64_t> id_of;  // per index not forgotten
   std::map<uint64_t, double> totals;
-  size_t forgets = 0, new_stacks = 0;
+  size_t forgets = 0, new_stacks = 0, retirements = 0;
   void on_new_stack(uint32_t index, const uint64_t* key, int32_t, const ProcessMaps*) override {
-    EXPECT_EQ(index, id_of.size());  // indices start again at 0 after a forget
-    id_of.push_back(key[0]);
+    EXPECT_EQ(id_of.count(index), 0u) << "index " << index << " given twice before it was forgotten";
+    id_of[index] = key[0];
     ++new_stacks;
   }
-  void forget_stacks(const RawStackTable& table) override {
-    EXPECT_EQ(table.size(), id_of.size());
+  void forget_stacks(const RawStackTable& table, uint32_t first) override {
     for (uint32_t i = 0; i < table.size(); ++i) {
       uint32_t count = 0;
-      EXPECT_EQ(table.key(i, &count)[0], id_of[i]);  // keys still there
-      totals[id_of[i]] += table.weight(i);
+      ASSERT_EQ(id_of.count(first + i), 1u);
+      EXPECT_EQ(table.key(i, &count)[0], id_of[first + i]);  // keys still there
+      totals[id_of[first + i]] += table.weight(i);
+      id_of.erase(first + i);
     }
-    id_of.clear();
     ++forgets;
   }
+  void table_retired() override { ++retirements; }
   void finish(const RawStackIndex& index) {
-    for (uint32_t i = 0; i < index.size(); ++i) totals[id_of[i]] += index.weight(i);
+    index.for_each_weight([&](uint32_t i, double w) {
+      EXPECT_EQ(id_of.count(i), 1u);
+      totals[id_of[i]] += w;
+      id_of.erase(i);
+    });
+    EXPECT_TRUE(id_of.empty()) << "stacks reported new and never weighed";
   }
 };
 
 TEST(RawStackIndex, ABoundedIndexGivesTheSameWeightsAsAnUnboundedOne) {
-  for (size_t bound : {size_t(1), size_t(2), size_t(7), size_t(40)}) {
-    TotallingSink bounded_sink, unbounded_sink;
-    RawStackIndex bounded(bounded_sink, false, bound), unbounded(unbounded_sink, false, 0);
-    std::mt19937 rng(7);
-    for (int s = 0; s < 20000; ++s) {
-      // Skewed: a few hot stacks and a long tail, as in a real profile.
-      uint64_t id = (rng() % 4 == 0) ? rng() % 400 : rng() % 8;
-      for (RawStackIndex* index : {&bounded, &unbounded}) {
-        index->next_key() = {id, id * 3, id * 5, id * 7};
-        index->commit(double(1 + s % 13) * 250000.0, 1, nullptr);
+  for (bool two_tables : {false, true})
+    for (size_t bound : {size_t(1), size_t(2), size_t(7), size_t(40)}) {
+      TotallingSink bounded_sink, unbounded_sink;
+      RawStackIndex bounded(bounded_sink, false, bound), unbounded(unbounded_sink, false, 0);
+      if (two_tables) bounded.use_two_tables();
+      unbounded.use_two_tables();  // no bound: one table all the same
+      std::mt19937 rng(7);
+      for (int s = 0; s < 20000; ++s) {
+        // Skewed: a few hot stacks and a long tail, as in a real profile.
+        uint64_t id = (rng() % 4 == 0) ? rng() % 400 : rng() % 8;
+        for (RawStackIndex* index : {&bounded, &unbounded}) {
+          index->next_key() = {id, id * 3, id * 5, id * 7};
+          index->commit(double(1 + s % 13) * 250000.0, 1, nullptr);
+        }
+        if (s % 997 == 0) {  // as before a process-table change
+          bounded.flush();
+          unbounded.flush();
+        }
       }
-      if (s % 997 == 0) {  // as before a process-table change
-        bounded.flush();
-        unbounded.flush();
-      }
+      bounded.flush();
+      unbounded.flush();
+      bounded_sink.finish(bounded);
+      unbounded_sink.finish(unbounded);
+      const std::string what = std::string(two_tables ? "two tables" : "one table") + ", bound " + std::to_string(bound);
+      EXPECT_EQ(bounded_sink.totals, unbounded_sink.totals) << what;
+      EXPECT_LE(bounded.size(), bound) << what;
+      EXPECT_GT(bounded_sink.forgets, 0u) << what;
+      EXPECT_EQ(unbounded_sink.forgets, 0u);
+      EXPECT_EQ(unbounded_sink.retirements, 0u);
+      // With two tables each forget follows a retirement of the other table.
+      EXPECT_EQ(bounded_sink.retirements, two_tables ? bounded_sink.forgets + 1 : 0u) << what;
+      EXPECT_EQ(bounded.stacks_added(), bounded_sink.new_stacks) << what;
+      EXPECT_GT(bounded.stacks_added(), unbounded.stacks_added()) << what;  // stacks seen again are added again
     }
-    bounded.flush();
-    unbounded.flush();
-    bounded_sink.finish(bounded);
-    unbounded_sink.finish(unbounded);
-    EXPECT_EQ(bounded_sink.totals, unbounded_sink.totals) << "bound " << bound;
-    EXPECT_LE(bounded.size(), bound);
-    EXPECT_GT(bounded_sink.forgets, 0u);
-    EXPECT_EQ(unbounded_sink.forgets, 0u);
-    EXPECT_EQ(bounded.stacks_added(), bounded_sink.new_stacks);
-    EXPECT_GT(bounded.stacks_added(), unbounded.stacks_added());  // stacks seen again are added again
+}
+
+// Two tables of half the bound each: the full table is retired (its keys
+// stay) and indices go on from half the bound in the other; it is forgotten when the other fills, with
+// its keys and weights intact, and its indices are given again after that.
+TEST(RawStackIndex, TwoTablesRetireAFullTableAndForgetItOneTableLater) {
+  struct Sink : NewStackSink {
+    std::vector<uint32_t> indices;
+    std::vector<std::pair<uint32_t, uint64_t>> forgotten;  // (first index, first key word) per forget
+    std::vector<size_t> retired_at;                       // new stacks seen at each retirement
+    void on_new_stack(uint32_t index, const uint64_t*, int32_t, const ProcessMaps*) override { indices.push_back(index); }
+    void forget_stacks(const RawStackTable& table, uint32_t first) override {
+      uint32_t n = 0;
+      forgotten.emplace_back(first, table.size() ? table.key(0, &n)[0] : ~uint64_t(0));
+    }
+    void table_retired() override { retired_at.push_back(indices.size()); }
+  } sink;
+  RawStackIndex index(sink, false, /*max_stacks=*/4);  // two tables of 2
+  index.use_two_tables();
+  for (uint64_t id = 0; id < 7; ++id) {
+    index.next_key() = {id, 1};
+    index.commit(1, 1, nullptr);
   }
+  index.flush();
+  EXPECT_EQ(sink.indices, (std::vector<uint32_t>{0, 1, 2, 3, 0, 1, 2}));
+  EXPECT_EQ(sink.retired_at, (std::vector<size_t>{2, 4, 6}));
+  // The first table (keys 0, 1) is forgotten when the second (2, 3) is full,
+  // then the second when the first fills again (4, 5).
+  EXPECT_EQ(sink.forgotten, (std::vector<std::pair<uint32_t, uint64_t>>{{0, 0}, {2, 2}}));
+  EXPECT_EQ(index.forgotten(), 4u);
+  EXPECT_EQ(index.stacks_added(), 7u);
+  EXPECT_EQ(index.size(), 1u);
+  EXPECT_EQ(index.first_index(), 2u);
+  std::vector<uint32_t> weighed;
+  index.for_each_weight([&](uint32_t i, double w) {
+    weighed.push_back(i);
+    EXPECT_EQ(w, 1.0);
+  });
+  EXPECT_EQ(weighed, (std::vector<uint32_t>{0, 1, 2}));  // the retired table (4, 5), then the one in use (6)
+}
+
+// An index that counts samples (an observer numbers stacks in one table's
+// order) keeps one table.
+TEST(RawStackIndex, CountingSamplesKeepsOneTable) {
+  struct Sink : NewStackSink {
+    size_t retirements = 0;
+    void on_new_stack(uint32_t, const uint64_t*, int32_t, const ProcessMaps*) override {}
+    void forget_stacks(const RawStackTable&, uint32_t first) override { EXPECT_EQ(first, 0u); }
+    void table_retired() override { ++retirements; }
+  } sink;
+  RawStackIndex index(sink, /*count_samples=*/true, /*max_stacks=*/2);
+  index.use_two_tables();
+  for (uint64_t id = 0; id < 9; ++id) {
+    index.next_key() = {id, 1};
+    index.commit(1, 1, nullptr);
+  }
+  index.flush();
+  EXPECT_EQ(sink.retirements, 0u);
+  EXPECT_EQ(index.forgotten(), 8u);
 }
 
 // With an observer the index counts samples per raw stack; a bounded index
@@ -230,7 +307,7 @@ struct CountingSink : NewStackSink {
   const RawStackIndex* index = nullptr;
   std::vector<uint64_t> counts;  // of forgotten stacks, in index order
   void on_new_stack(uint32_t, const uint64_t*, int32_t, const ProcessMaps*) override {}
-  void forget_stacks(const RawStackTable& table) override {
+  void forget_stacks(const RawStackTable& table, uint32_t) override {
     for (uint32_t i = 0; i < table.size(); ++i) counts.push_back(index->sample_count(i));
   }
 };

@@ -65,6 +65,54 @@ TEST(WorkerQueue, SubmitWaitsWhileTheBacklogIsFull) {
   EXPECT_EQ(done, 5);
 }
 
+// wait_done(n) returns once the first n jobs are done, while later ones
+// still run (a raw-stack table's stacks, while the next table's are named).
+// Jobs are counted done a batch at a time (the jobs the worker took at once).
+TEST(WorkerQueue, WaitDoneWaitsForTheFirstJobsOnly) {
+  std::atomic<bool> release{false};
+  std::atomic<int> done{0};
+  WorkerQueue<int> q(
+      [&](const std::vector<int>& jobs) {
+        for (int j : jobs) {
+          while (j >= 2 && !release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          ++done;
+        }
+      },
+      100);
+  std::vector<int> first{0, 1};
+  q.submit(first);
+  while (done < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::vector<int> later{2, 3};
+  q.submit(later);  // held by the worker until released
+  q.wait_done(2);   // does not wait for them
+  EXPECT_EQ(done, 2);
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    q.wait_done(3);
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(returned) << "wait_done(3) returned before the third job was done";
+  release = true;
+  waiter.join();
+  EXPECT_EQ(done, 4);
+  q.wait_done(4);  // done already: returns at once
+  q.drain();
+}
+
+// An error in the work is rethrown by wait_done as by drain.
+TEST(WorkerQueue, WaitDoneRethrowsTheWorksError) {
+  WorkerQueue<int> q(
+      [](const std::vector<int>& jobs) {
+        for (int j : jobs)
+          if (j == 1) throw std::runtime_error("bad job");
+      },
+      100);
+  for (int i = 0; i < 3; ++i) q.submit_one(i);
+  EXPECT_THROW(q.wait_done(3), std::runtime_error);
+  q.drain();  // reported once
+}
+
 TEST(WorkerQueue, StopFinishesWhatWasSubmittedAndIsIdempotent) {
   std::atomic<int> done{0};
   {
