@@ -40,7 +40,8 @@ class SymbolisingThread {
   // whatever was named at every hand-over and the symbolising thread only
   // when nothing waited, the folding thread placed three stacks in five and
   // was the busier one while the other slept a tenth of the time
-  // (busyp1.data); this way the fold is 3-5% faster (bench/README.md).
+  // (busyp1.data); this way, with the two raw-stack tables that spare the
+  // drains (raw_stack_index.h), the fold is 8-15% faster (bench/README.md).
   // Named batches waiting hold their records: at most kFolderPlacesAt.
   // With an observer (a pprof export) the symbolising thread is the busier
   // one, and the observer is told on the placing thread: there it places
