@@ -50,12 +50,13 @@ uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t ha
                                 const ProcessMaps* proc, uint64_t** entry) {
   uint32_t idx = tables_[current_].find(key, count, hash, entry);
   if (idx != RawStackTable::kMissing) return first_index() + idx;
-  if (max_stacks_ && tables_[current_].size() >= table_stacks_) make_room();
+  if (max_stacks_ && tables_[current_].size() >= table_stacks_) make_room();  // may switch tables
   RawStackTable& table = tables_[current_];
   idx = table.insert(key, count, hash, entry);
+  const uint32_t index = first_index() + idx;
   uint32_t stored_count = 0;
-  sink_.on_new_stack(first_index() + idx, table.key(idx, &stored_count), pid, proc);
-  return first_index() + idx;
+  sink_.on_new_stack(index, table.key(idx, &stored_count), pid, proc);
+  return index;
 }
 
 // The table in use is full. One table: it is forgotten now. Two: the other

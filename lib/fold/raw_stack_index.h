@@ -92,7 +92,9 @@ class RawStackIndex {
   uint32_t first_index() const { return uint32_t(current_ * table_stacks_); }
   // Stacks added since the start, forgotten ones included (a stack seen
   // again after the table was emptied counts again).
-  uint64_t stacks_added() const { return forgotten_ + table().size() + (retired_ ? tables_[1 - current_].size() : 0); }
+  uint64_t stacks_added() const {
+    return forgotten_ + table().size() + (retired_ ? tables_[1 - current_].size() : 0);
+  }
   // Stacks forgotten so far: with one table, table index i is stack
   // forgotten() + i of the fold.
   uint64_t forgotten() const { return forgotten_; }
@@ -102,11 +104,12 @@ class RawStackIndex {
   // Every stack not forgotten, with its index and weight (both tables).
   template <class Fn>
   void for_each_weight(Fn&& fn) const {
-    for (unsigned t : {1 - current_, current_}) {
-      if (t != current_ && !retired_) continue;
+    auto visit = [&](unsigned t) {
       const uint32_t first = uint32_t(t * table_stacks_);
       for (uint32_t i = 0; i < tables_[t].size(); ++i) fn(first + i, tables_[t].weight(i));
-    }
+    };
+    if (retired_) visit(1 - current_);
+    visit(current_);
   }
 
   static constexpr size_t kRing = 32, kPrefetchKeyAfter = 16;

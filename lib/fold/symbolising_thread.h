@@ -4,8 +4,8 @@
 // meanwhile). The named stacks that come back are placed into the tree
 // (StackTreeBuilder) by whichever thread has time: the symbolising thread
 // when few stacks wait for it, the folding thread when named ones pile up,
-// one at a time and in order. That thread also tells the fold's observer of them. The
-// folding thread waits (drain) only when it must: before the kernel symbols
+// one at a time and in order. That thread also tells the fold's observer of
+// them. The folding thread waits (drain) only when it must: before the kernel symbols
 // change and before it reads the results; before a raw-stack table forgets
 // its keys it drains too, or with two tables waits for that table's stacks
 // only (wait_for).

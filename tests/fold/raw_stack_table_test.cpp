@@ -93,7 +93,9 @@ struct RecordingSink : NewStackSink {
     seen.emplace_back(index, std::vector<uint64_t>(key, key + 3));
     pids.push_back(pid);
   }
-  void forget_stacks(const RawStackTable&, uint32_t) override { ADD_FAILURE() << "an unbounded index forgot its stacks"; }
+  void forget_stacks(const RawStackTable&, uint32_t) override {
+    ADD_FAILURE() << "an unbounded index forgot its stacks";
+  }
 };
 
 TEST(RawStackIndex, WeightsArriveAfterTheRingAndNewStacksAreReportedOnceInOrder) {
@@ -228,7 +230,8 @@ TEST(RawStackIndex, ABoundedIndexGivesTheSameWeightsAsAnUnboundedOne) {
       unbounded.flush();
       bounded_sink.finish(bounded);
       unbounded_sink.finish(unbounded);
-      const std::string what = std::string(two_tables ? "two tables" : "one table") + ", bound " + std::to_string(bound);
+      const std::string what =
+          std::string(two_tables ? "two tables" : "one table") + ", bound " + std::to_string(bound);
       EXPECT_EQ(bounded_sink.totals, unbounded_sink.totals) << what;
       EXPECT_LE(bounded.size(), bound) << what;
       EXPECT_GT(bounded_sink.forgets, 0u) << what;
@@ -249,7 +252,9 @@ TEST(RawStackIndex, TwoTablesRetireAFullTableAndForgetItOneTableLater) {
     std::vector<uint32_t> indices;
     std::vector<std::pair<uint32_t, uint64_t>> forgotten;  // (first index, first key word) per forget
     std::vector<size_t> retired_at;                       // new stacks seen at each retirement
-    void on_new_stack(uint32_t index, const uint64_t*, int32_t, const ProcessMaps*) override { indices.push_back(index); }
+    void on_new_stack(uint32_t index, const uint64_t*, int32_t, const ProcessMaps*) override {
+      indices.push_back(index);
+    }
     void forget_stacks(const RawStackTable& table, uint32_t first) override {
       uint32_t n = 0;
       forgotten.emplace_back(first, table.size() ? table.key(0, &n)[0] : ~uint64_t(0));
