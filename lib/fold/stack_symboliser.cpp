@@ -44,9 +44,9 @@ void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t
   const StackKeyView key(key_words);
   ThreadRoot* root = const_cast<ThreadRoot*>(static_cast<const ThreadRoot*>(key.root()));
   if (root->frame == FoldedProfile::kNoFrame) root->frame = names_.intern(root->name);
-  std::vector<uint32_t>& out = named.records;
+  GrowableArray<uint32_t>& out = named.records;
   const size_t header = out.size();
-  out.resize(header + SymbolisedStack::kWords);
+  out.extend(SymbolisedStack::kWords);
   out[header + SymbolisedStack::kIdx] = idx;
   out[header + SymbolisedStack::kRootFrame] = root->frame;
   if (options_.observer && !options_.observer->follows_memo()) {
@@ -149,7 +149,7 @@ StackSymboliser::PathMemo& StackSymboliser::best_memo(const uint64_t* key_words,
 // stack's SymbolisedStack header, whose other words are filled here.
 void StackSymboliser::symbolise_with_memo(uint32_t idx, const uint64_t* key_words, int32_t pid, MapsView& maps,
                                           NamedStacks& named) {
-  std::vector<uint32_t>& out = named.records;
+  GrowableArray<uint32_t>& out = named.records;
   const StackKeyView key(key_words);
   const size_t n = key.size();
   size_t reused = 0;
@@ -225,7 +225,7 @@ void StackSymboliser::observe(uint32_t idx, const void* root_ptr, size_t frames_
 // the same frames (the memo unused), and what each address became handed
 // to the observer.
 void StackSymboliser::observe_stack(uint32_t idx, const void* root, size_t n, int32_t pid, NamedStacks& named) {
-  std::vector<uint32_t>& out = named.records;
+  GrowableArray<uint32_t>& out = named.records;
   const size_t header = out.size() - SymbolisedStack::kWords;
   out[header + SymbolisedStack::kMemoSlot] = out[header + SymbolisedStack::kReused] =
       out[header + SymbolisedStack::kMemoNew] = 0;
@@ -242,7 +242,7 @@ void StackSymboliser::observe_stack(uint32_t idx, const void* root, size_t n, in
 
 // Appends the frames (outermost first, inlines included) of one address to
 // `out`, after their count; returns where they are in the frame arena.
-StackSymboliser::FrameSpan StackSymboliser::append_frames(const StackFrame& f, int32_t pid, std::vector<uint32_t>& out) {
+StackSymboliser::FrameSpan StackSymboliser::append_frames(const StackFrame& f, int32_t pid, GrowableArray<uint32_t>& out) {
   ++stats_.frames;
   if (f.address.kernel) ++stats_.kernel_frames;
   const uint64_t hash = f.hash;
@@ -251,8 +251,9 @@ StackSymboliser::FrameSpan StackSymboliser::append_frames(const StackFrame& f, i
   FrameCache& cache = frame_cache(hash);
   if (const FrameSlot* cached = cache.find(hash, same)) {
     if (cached->start & kInlineFrame) {
-      out.push_back(1);
-      out.push_back(cached->start & ~kInlineFrame);
+      uint32_t* w = out.extend(2);
+      w[0] = 1;
+      w[1] = cached->start & ~kInlineFrame;
       return FrameSpan{cached->start, 1};  // only an observer would read its start
     }
     sp = FrameSpan{cached->start, frame_arena_[cached->start]};
@@ -265,7 +266,7 @@ StackSymboliser::FrameSpan StackSymboliser::append_frames(const StackFrame& f, i
     cache.insert_new(hash, FrameSlot{f.key.b, f.key.a, start});
   }
   const FrameId* run = frame_arena_.data() + sp.start;
-  for (uint32_t i = 0; i <= sp.count; ++i) out.push_back(run[i]);  // the count, then the names
+  out.append(run, size_t(sp.count) + 1);  // the count, then the names
   return sp;
 }
 

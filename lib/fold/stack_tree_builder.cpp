@@ -7,9 +7,9 @@ namespace fg {
 StackTreeBuilder::StackTreeBuilder()
     : memo_nodes_(std::make_unique<NodeId[]>(StackSymboliser::kMemoSlots * StackSymboliser::kMemoDepth)) {}
 
-size_t StackTreeBuilder::place(const std::vector<uint32_t>& records) {
-  const uint32_t* p = records.data();
-  const uint32_t* end = p + records.size();
+size_t StackTreeBuilder::place(const uint32_t* records, size_t words) {
+  const uint32_t* p = records;
+  const uint32_t* end = p + words;
   size_t stacks = 0;
   for (; p < end; ++stacks) p = place_one(p, end);
   return stacks;

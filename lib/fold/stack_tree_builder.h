@@ -24,11 +24,11 @@ class StackTreeBuilder {
   // Places every SymbolisedStack record in `records`, in the order
   // StackSymboliser made them (the path memo's slots are replayed).
   // Returns how many.
-  size_t place(const std::vector<uint32_t>& records);
+  size_t place(const uint32_t* records, size_t words);
   // The same for symbolise's output; then tells `observer` (if any) of the
   // stacks, in the same order, on this thread.
   size_t place(NamedStacks& named, FoldObserver* observer) {
-    const size_t stacks = place(named.records);
+    const size_t stacks = place(named.records.data(), named.records.size());
     if (observer) named.tell(*observer);
     return stacks;
   }

@@ -36,7 +36,7 @@ TEST(StackTreeBuilder, PlacesStacksAndRemembersWhereEachEnds) {
   r.stack(0, root, 0, 0, 0, {{main}, {f, inl}});  // an address with an inline frame
   r.stack(2, root, 0, 0, 0, {{main}, {g}});
   r.stack(1, root, 0, 0, 0, {{main}});
-  tree.place(r.words);
+  tree.place(r.words.data(), r.words.size());
   EXPECT_NE(tree.node_of(0), tree.node_of(2));
   EXPECT_EQ(tree.profile().node(tree.node_of(0)).frame, inl);
   EXPECT_EQ(tree.profile().node(tree.node_of(2)).parent, tree.node_of(1));
@@ -59,7 +59,7 @@ TEST(StackTreeBuilder, MemoSlotsContinueWhereTheirEntriesEnded) {
   r.stack(1, root, 5, 2, 1, {{d}});           // after a;b, d becomes entry 2
   r.stack(2, root, 5, 3, 0, {});              // a;b;d, all from the memo
   r.stack(3, root, 5, 1, 0, {{c}});           // after a only
-  tree.place(r.words);
+  tree.place(r.words.data(), r.words.size());
   for (uint32_t i = 0; i < 4; ++i) tree.profile().add_self(tree.node_of(i), 1);
   tree.profile().take_names(names);
   EXPECT_EQ(test::folded_text(tree.profile()), "prog;a;b;c 1\nprog;a;b;d 2\nprog;a;c 1\n");
@@ -68,14 +68,14 @@ TEST(StackTreeBuilder, MemoSlotsContinueWhereTheirEntriesEnded) {
 TEST(StackTreeBuilder, AMalformedRecordIsALogicErrorNotACrash) {
   StackTreeBuilder tree;
   std::vector<uint32_t> short_header = {0, 0, 0};
-  EXPECT_THROW(tree.place(short_header), std::logic_error);
+  EXPECT_THROW(tree.place(short_header.data(), short_header.size()), std::logic_error);
   Records r;
   r.stack(0, 0, 0, 0, 0, {{1, 2}});
   r.words.pop_back();  // the address's frame count says 2, one follows
-  EXPECT_THROW(tree.place(r.words), std::logic_error);
+  EXPECT_THROW(tree.place(r.words.data(), r.words.size()), std::logic_error);
   Records bad_slot;
   bad_slot.stack(0, 0, uint32_t(StackSymboliser::kMemoSlots), 0, 0, {});
-  EXPECT_THROW(tree.place(bad_slot.words), std::logic_error);
+  EXPECT_THROW(tree.place(bad_slot.words.data(), bad_slot.words.size()), std::logic_error);
 }
 
 }  // namespace
