@@ -550,7 +550,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   std::optional<uint64_t> retired_at_;
   // Scratch reused across samples (no allocation on the hot path).
   std::vector<UnwindFrame> unwound_;
-  std::vector<uint64_t> key_;
+  KeyWords key_;
   NamedStacks named_;  // a stack symbolised inline, for tree_
 };
 

@@ -4,9 +4,9 @@
 
 namespace fg {
 
-std::vector<uint64_t>& RawStackIndex::next_key() {
+KeyWords& RawStackIndex::next_key() {
   if (count_ == kRing) resolve_oldest();
-  std::vector<uint64_t>& words = at(count_).words;
+  KeyWords& words = at(count_).words;
   words.clear();
   return words;
 }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "fold/raw_stack_table.h"
+#include "fold/stack_key.h"
 
 namespace fg {
 
@@ -77,7 +78,7 @@ class RawStackIndex {
   // its key, then commit. Its weight is added a little later: the slot is
   // prefetched at once, the key kPrefetchKeyAfter samples later, and the
   // lookup happens when the sample leaves the kRing-long ring.
-  std::vector<uint64_t>& next_key();
+  KeyWords& next_key();
   void commit(double weight, int32_t pid, const ProcessMaps* proc);
   // Resolves every sample in the ring: call before anything the keys or
   // their symbolisation depend on changes (the process table), and at the end.
@@ -116,7 +117,7 @@ class RawStackIndex {
 
  private:
   struct Pending {
-    std::vector<uint64_t> words;  // the key (keeps its capacity across samples)
+    KeyWords words;  // the key (keeps its capacity across samples)
     uint64_t hash = 0;
     double weight = 0;
     int32_t pid = 0;

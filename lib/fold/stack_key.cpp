@@ -81,11 +81,10 @@ void StackKeyBuilder::collect_addresses(const Sample& s, const UnwoundUserStack&
 // collecting the addresses first and copying them after was a tenth of the
 // fold's CPU time (busy6.data), on the thread that sets the fold's pace.
 void StackKeyBuilder::append_callchain_key(const Sample& s, const void* root, const ProcessMaps* proc,
-                                           std::vector<uint64_t>& key) {
+                                           KeyWords& key) {
   const size_t at = key.size();
   const size_t most = std::min<uint64_t>(s.callchain_nr, kMaxDepth);
-  key.resize(at + kHeaderWords + most + (most + 31) / 32);  // shrunk to the count below
-  uint64_t* const addresses = key.data() + at + kHeaderWords;
+  uint64_t* const addresses = key.extend(kHeaderWords + most + (most + 31) / 32) + kHeaderWords;  // cut below
   uint64_t kinds = 0;  // 2 bits per address, as in the key
   bool user = false, truncated = false;
   size_t n = 0;
@@ -104,7 +103,7 @@ void StackKeyBuilder::append_callchain_key(const Sample& s, const void* root, co
   });
   if (n % 32) flags_[n / 32] = kinds;
   if (truncated) ++stats_.truncated_stacks;
-  key.resize(at + kHeaderWords + n + (n + 31) / 32);
+  key.resize(at + kHeaderWords + n + (n + 31) / 32, 0);  // only drops words
   uint64_t* k = key.data() + at;
   std::copy(flags_.get(), flags_.get() + (n + 31) / 32, k + kHeaderWords + n);
   k[0] = n;
@@ -114,7 +113,7 @@ void StackKeyBuilder::append_callchain_key(const Sample& s, const void* root, co
 }
 
 void StackKeyBuilder::append_key(const Sample& s, const void* root, const ProcessMaps* proc,
-                                 const UnwoundUserStack& unwound, std::vector<uint64_t>& key) {
+                                 const UnwoundUserStack& unwound, KeyWords& key) {
   if (s.callchain_nr > 0 && !is_dwarf(s)) {
     append_callchain_key(s, root, proc, key);
     return;
@@ -124,14 +123,13 @@ void StackKeyBuilder::append_key(const Sample& s, const void* root, const Proces
   for (size_t i = 0; i < count_; ++i) user |= !addresses_[i].kernel;
   if (!user) proc = nullptr;
   const size_t n = count_;
-  const size_t at = key.size();
-  key.resize(at + kHeaderWords + n + (n + 31) / 32);
-  uint64_t* k = key.data() + at;
+  uint64_t* k = key.extend(kHeaderWords + n + (n + 31) / 32);
   k[0] = n | (is_dwarf(s) ? kDwarfUser : 0);
   k[1] = reinterpret_cast<uintptr_t>(root);
   k[2] = proc ? proc->generation : 0;
   k[3] = table_.kernel().generation;
   uint64_t* flags = k + kHeaderWords + n;
+  std::fill(flags, flags + (n + 31) / 32, uint64_t{0});
   for (size_t i = 0; i < n; ++i) {
     const StackAddress& a = addresses_[i];
     k[kHeaderWords + i] = a.address;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "folded/growable_array.h"
 #include "perf/perf_records.h"
 #include "unwind/dwarf_unwinder.h"
 #include "unwind/process_table.h"
@@ -30,6 +31,10 @@ struct UnwoundUserStack {
   const std::vector<UnwindFrame>* frames = nullptr;
   UnwindOutcome outcome = UnwindOutcome::complete;
 };
+
+// A key's words. Written in place, not zeroed first: a std::vector's
+// resize zeroed every sample's key before it was written (1% of the fold).
+using KeyWords = GrowableArray<uint64_t>;
 
 struct StackKeyStats {
   bool dwarf = false;              // a DWARF sample was seen
@@ -56,12 +61,12 @@ class StackKeyBuilder {
   // Appends s's key to `key`. `proc`: the sample's process (nullptr if not
   // known); `unwound`: for a DWARF sample (is_dwarf), its unwound user frames.
   void append_key(const Sample& s, const void* root, const ProcessMaps* proc, const UnwoundUserStack& unwound,
-                  std::vector<uint64_t>& key);
+                  KeyWords& key);
 
   const StackKeyStats& stats() const { return stats_; }
 
  private:
-  void append_callchain_key(const Sample& s, const void* root, const ProcessMaps* proc, std::vector<uint64_t>& key);
+  void append_callchain_key(const Sample& s, const void* root, const ProcessMaps* proc, KeyWords& key);
   void collect_addresses(const Sample& s, const UnwoundUserStack& unwound);
   void push(uint64_t address, bool kernel, bool return_address) {
     if (count_ < kMaxDepth) addresses_[count_++] = StackAddress{address, kernel, return_address};

@@ -5,6 +5,7 @@
 // a bounded index (max_stacks) that give the same weights as unbounded ones.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <string>
@@ -16,6 +17,12 @@
 
 namespace fg {
 namespace {
+
+// A key's words, as a fold writes them into RawStackIndex::next_key().
+void set_key(KeyWords& key, std::initializer_list<uint64_t> words) {
+  key.clear();
+  key.append(words.begin(), words.size());
+}
 
 std::vector<uint64_t> key_of(uint32_t i) {
   // Lengths 1..300 so keys cross 2 MiB arena blocks at odd places.
@@ -108,9 +115,9 @@ TEST(RawStackIndex, WeightsArriveAfterTheRingAndNewStacksAreReportedOnceInOrder)
   for (int s = 0; s < 5000; ++s) {
     uint32_t id = rng() % 50;
     if (std::find(first_seen.begin(), first_seen.end(), id) == first_seen.end()) first_seen.push_back(id);
-    std::vector<uint64_t>& key = index.next_key();
+    KeyWords& key = index.next_key();
     EXPECT_TRUE(key.empty());
-    key = {id, id + 1, id + 2};
+    set_key(key, {id, id + 1, id + 2});
     index.commit(double(s % 7), int32_t(100 + id), nullptr);
     want[id] += double(s % 7);
     ++samples_of[id];
@@ -218,7 +225,7 @@ TEST(RawStackIndex, ABoundedIndexGivesTheSameWeightsAsAnUnboundedOne) {
         // Skewed: a few hot stacks and a long tail, as in a real profile.
         uint64_t id = (rng() % 4 == 0) ? rng() % 400 : rng() % 8;
         for (RawStackIndex* index : {&bounded, &unbounded}) {
-          index->next_key() = {id, id * 3, id * 5, id * 7};
+          set_key(index->next_key(), {id, id * 3, id * 5, id * 7});
           index->commit(double(1 + s % 13) * 250000.0, 1, nullptr);
         }
         if (s % 997 == 0) {  // as before a process-table change
@@ -264,7 +271,7 @@ TEST(RawStackIndex, TwoTablesRetireAFullTableAndForgetItOneTableLater) {
   RawStackIndex index(sink, false, /*max_stacks=*/4);  // two tables of 2
   index.use_two_tables();
   for (uint64_t id = 0; id < 7; ++id) {
-    index.next_key() = {id, 1};
+    set_key(index.next_key(), {id, 1});
     index.commit(1, 1, nullptr);
   }
   index.flush();
@@ -297,7 +304,7 @@ TEST(RawStackIndex, CountingSamplesKeepsOneTable) {
   RawStackIndex index(sink, /*count_samples=*/true, /*max_stacks=*/2);
   index.use_two_tables();
   for (uint64_t id = 0; id < 9; ++id) {
-    index.next_key() = {id, 1};
+    set_key(index.next_key(), {id, 1});
     index.commit(1, 1, nullptr);
   }
   index.flush();
@@ -323,7 +330,7 @@ TEST(RawStackIndex, CountedSamplesAreHandedOverWhenTheBoundForgetsThem) {
   sink.index = &index;
   for (uint64_t id = 0; id < 10; ++id)
     for (int repeat = 0; repeat < 3; ++repeat) {
-      index.next_key() = {id, id + 1, id + 2};
+      set_key(index.next_key(), {id, id + 1, id + 2});
       index.commit(1, 1, nullptr);
     }
   index.flush();

@@ -18,9 +18,9 @@ struct KeyFixture : ::testing::Test {
     dwarf_attr.sample_regs_user = 0xff;
   }
   std::vector<uint64_t> key_of(const Sample& s, const UnwoundUserStack& unwound = {}) {
-    std::vector<uint64_t> key;
+    KeyWords key;
     builder.append_key(s, &root, proc, unwound, key);
-    return key;
+    return std::vector<uint64_t>(key.begin(), key.end());
   }
   ProcessTable table;
   StackKeyBuilder builder;
@@ -167,10 +167,11 @@ TEST_F(KeyFixture, KeysAppendAndChangeWithTheMaps) {
   s.callchain_nr = 3;
   std::vector<uint64_t> before = key_of(s);
   EXPECT_EQ(key_of(s), before);  // deterministic
-  std::vector<uint64_t> two;
+  KeyWords two;
   builder.append_key(s, &root, proc, {}, two);
   builder.append_key(s, &root, proc, {}, two);
   ASSERT_EQ(two.size(), 2 * before.size());
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), two.begin()));
   EXPECT_TRUE(std::equal(before.begin(), before.end(), two.begin() + long(before.size())));
   table.add_mmap(100, 0x500000, 0x1000, 0, "/usr/lib/libx.so", true);  // a new map generation
   EXPECT_NE(key_of(s), before);
