@@ -17,6 +17,8 @@
 #include "diagnostics/input_error.h"
 #include "symbols/jit_map.h"
 #include "folded/folded_profile.h"
+#include "folded/hash.h"
+#include "folded/open_table.h"
 #include "symbols/symbol_names.h"
 #include "unwind/process_table.h"  // is_file_backed_path (header-only: no link dependency)
 
@@ -28,11 +30,23 @@ struct SymbolCache::Object {
   std::unique_ptr<ElfObject> elf;
   std::string problem;
   std::string_view display;            // "[libc.so.6]"
-  // Display names of the symbols looked up so far, by symbol index: a map,
-  // not a vector per symbol, because a fold looks up a few thousand of the
-  // hundreds of thousands of symbols its objects have (a 16-byte slot per
-  // symbol was 12 MB on a busy system-wide recording).
-  std::unordered_map<uint32_t, std::string_view> names;
+  // Display names of the symbols looked up so far, by symbol index: a
+  // table, not a vector per symbol, because a fold looks up a few thousand
+  // of the hundreds of thousands of symbols its objects have (a 16-byte slot
+  // per symbol was 12 MB on a busy system-wide recording). OpenTable, as a
+  // std::unordered_map's node was a cache miss per look-up (1% of a busy
+  // fold).
+  struct NameSlot {
+    const char* data = nullptr;  // nullptr: unused
+    uint32_t size = 0;
+    uint32_t index = 0;
+  };
+  struct NameSlotPolicy {
+    static bool empty(const NameSlot& s) { return s.data == nullptr; }
+    static NameSlot empty_slot() { return NameSlot{}; }
+    static uint64_t rehash(const NameSlot& s) { return detail::mix64(s.index); }
+  };
+  OpenTable<NameSlot, NameSlotPolicy> names{16};
   uint64_t lookups = 0, unresolved = 0;
   // Names read from the file's mapping since its pages were last released.
   uint32_t names_since_release = 0;
@@ -356,8 +370,11 @@ std::optional<uint64_t> SymbolCache::file_offset_to_vaddr(ObjectHandle h, uint64
 }
 
 std::string_view SymbolCache::symbol_name(Object& obj, size_t index) {
-  std::string_view& slot = obj.names[uint32_t(index)];
-  if (slot.data() == nullptr) {
+  const uint64_t hash = detail::mix64(uint32_t(index));
+  auto same = [&](const Object::NameSlot& s) { return s.index == uint32_t(index); };
+  if (const Object::NameSlot* known = obj.names.find(hash, same)) return std::string_view(known->data, known->size);
+  std::string_view slot;
+  {  // first look-up of this symbol
     const ElfSymbol& sym = obj.elf->symbols()[index];
     if (sym.plt) {
       std::string name = (options_.demangle ? demangle_without_params(sym.name) : std::string(sym.name)) + "@plt";
@@ -375,6 +392,8 @@ std::string_view SymbolCache::symbol_name(Object& obj, size_t index) {
       obj.elf->release_mapped_pages();
     }
   }
+  static const char kEmpty[] = "";
+  obj.names.insert_new(hash, Object::NameSlot{slot.data() ? slot.data() : kEmpty, uint32_t(slot.size()), uint32_t(index)});
   return slot;
 }
 
