@@ -169,7 +169,8 @@ int run_fold(const std::vector<std::string>& args) {
   FoldOptions fo = to_fold_options(cli, vm);
   Progress timer("fold", 0, fo.progress);
   FoldStats stats;
-  FoldedProfile profile = fold_perf_data(cli.input, fo, &stats);
+  FoldTeardown teardown;  // the fold's state goes while the profile is written
+  FoldedProfile profile = fold_perf_data(cli.input, fo, &stats, &teardown);
   if (ops) profile = framework_op_view(profile, /*keep_root=*/false);  // traces helper: lib/traces/framework_ops.h
   AtomicOutput out(cli.output);
   if (with_header) out.write(units_header_line(profile.units));

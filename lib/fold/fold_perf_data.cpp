@@ -558,15 +558,26 @@ class StackFolder final : public RecordHandler, private NewStackSink {
 
 bool looks_like_perf_data(std::string_view head) { return head.size() >= 8 && head.substr(0, 8) == "PERFILE2"; }
 
-FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options, FoldStats* stats_out) {
+FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options, FoldStats* stats_out,
+                             FoldTeardown* teardown) {
   FoldStats local;
   FoldStats& stats = stats_out ? *stats_out : local;
   ReadOptions ro;
   ro.partial = options.partial;
   ro.progress = options.progress;
   ro.max_memory = options.max_memory;
-  PerfDataReader reader(path, ro);
-  FoldOptions effective = options;
+  // On the heap, to be taken down by `teardown` after the return: the
+  // folder refers to the reader and the options.
+  struct State {
+    State(const std::string& path, const ReadOptions& ro, const FoldOptions& options)
+        : reader(path, ro), effective(options) {}
+    PerfDataReader reader;
+    FoldOptions effective;
+    std::unique_ptr<StackFolder> folder;  // first to go
+  };
+  auto state = std::make_unique<State>(path, ro, options);
+  PerfDataReader& reader = state->reader;
+  FoldOptions& effective = state->effective;
   // /proc/kallsyms describes this machine's kernel: use it only for a
   // recording made on this machine's running kernel.
   if (effective.symbols.kallsyms_path.empty()) {
@@ -586,7 +597,8 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   }
   for (const auto& e : reader.info().build_ids)
     if (e.filename == "[kernel.kallsyms]" && effective.symbols.kernel_build_id.empty()) effective.symbols.kernel_build_id = e.build_id;
-  StackFolder folder(reader, effective, stats);
+  state->folder = std::make_unique<StackFolder>(reader, effective, stats);
+  StackFolder& folder = *state->folder;
   const unsigned threads =
       options.threads ? options.threads : std::min(2u, std::max(1u, std::thread::hardware_concurrency()));
   if (!reader.info().pipe_mode) {
@@ -631,6 +643,7 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   stats.read = rs;
   if (stats.lost_events == 0) stats.lost_events = rs.lost_events;
   if (stats.lost_samples == 0) stats.lost_samples = rs.lost_samples;
+  if (teardown) teardown->take(std::move(state));
   return profile;
 }
 
