@@ -268,8 +268,17 @@ void PerfDataReader::Impl::read_dir_files(Progress& progress, uint64_t main_byte
       bool at_end;
       try {
         at_end = read_records(0, nullptr, turn);
-      } catch (...) {
+      } catch (const InputError& e) {
         swap_reading_state(f);  // the error already names f's path and offset
+        // --partial: a damaged data.N ends there, the others are read on
+        // (each is one recording thread's CPUs: stopping them all dropped
+        // every other CPU's later records).
+        if (handler_threw || !options.partial) throw;
+        stats.damaged = true;
+        warn(std::string(e.what()) + " (partial read: this file stopped here, the records before it were kept)");
+        at_end = true;
+      } catch (...) {
+        swap_reading_state(f);
         throw;
       }
       swap_reading_state(f);
