@@ -558,6 +558,33 @@ class StackFolder final : public RecordHandler, private NewStackSink {
 
 bool looks_like_perf_data(std::string_view head) { return head.size() >= 8 && head.substr(0, 8) == "PERFILE2"; }
 
+namespace {
+
+// Where the fold's kernel symbols come from, unless the options name a
+// kallsyms file: /proc/kallsyms describes this machine's kernel, so it is
+// used only for a recording made on this machine's running kernel; and the
+// recording's kernel build-id.
+void choose_kernel_symbols(const PerfFileInfo& info, SymbolOptions& symbols) {
+  if (symbols.kallsyms_path.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    std::string release;
+    if (FILE* f = std::fopen("/proc/sys/kernel/osrelease", "r")) {
+      char buf[256] = {};
+      if (std::fgets(buf, sizeof buf, f)) release = buf;
+      std::fclose(f);
+      while (!release.empty() && (release.back() == '\n' || release.back() == ' ')) release.pop_back();
+    }
+    // Pipe mode learns the host only while reading; trust it when unknown.
+    bool unknown = info.hostname.empty() && info.os_release.empty();
+    symbols.use_proc_kallsyms = unknown || (info.hostname == host && info.os_release == release);
+  }
+  for (const auto& e : info.build_ids)
+    if (e.filename == "[kernel.kallsyms]" && symbols.kernel_build_id.empty()) symbols.kernel_build_id = e.build_id;
+}
+
+}  // namespace
+
 FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options, FoldStats* stats_out,
                              FoldTeardown* teardown) {
   FoldStats local;
@@ -578,25 +605,7 @@ FoldedProfile fold_perf_data(const std::string& path, const FoldOptions& options
   auto state = std::make_unique<State>(path, ro, options);
   PerfDataReader& reader = state->reader;
   FoldOptions& effective = state->effective;
-  // /proc/kallsyms describes this machine's kernel: use it only for a
-  // recording made on this machine's running kernel.
-  if (effective.symbols.kallsyms_path.empty()) {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    std::string release;
-    if (FILE* f = std::fopen("/proc/sys/kernel/osrelease", "r")) {
-      char buf[256] = {};
-      if (std::fgets(buf, sizeof buf, f)) release = buf;
-      std::fclose(f);
-      while (!release.empty() && (release.back() == '\n' || release.back() == ' ')) release.pop_back();
-    }
-    const PerfFileInfo& info = reader.info();
-    // Pipe mode learns the host only while reading; trust it when unknown.
-    bool unknown = info.hostname.empty() && info.os_release.empty();
-    effective.symbols.use_proc_kallsyms = unknown || (info.hostname == host && info.os_release == release);
-  }
-  for (const auto& e : reader.info().build_ids)
-    if (e.filename == "[kernel.kallsyms]" && effective.symbols.kernel_build_id.empty()) effective.symbols.kernel_build_id = e.build_id;
+  choose_kernel_symbols(reader.info(), effective.symbols);
   state->folder = std::make_unique<StackFolder>(reader, effective, stats);
   StackFolder& folder = *state->folder;
   const unsigned threads =
