@@ -64,7 +64,7 @@ struct NamedStacks {
     RawStackMemo memo;
   };
   // Appended a word or a run at a time: a std::vector's push_back was not
-  // inlined, and its resize zeroed what is written next (3% of the fold).
+  // inlined, and its resize zeroed what is written next (2% of a busy fold).
   GrowableArray<uint32_t> records;
   std::vector<ObservedStack> stacks;
   // RawStackFrame::names is set when the observer is told: names_at[i] is
