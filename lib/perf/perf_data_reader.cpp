@@ -273,9 +273,7 @@ void PerfDataReader::Impl::read_dir_files(Progress& progress, uint64_t main_byte
         // --partial: a damaged data.N ends there, the others are read on
         // (each is one recording thread's CPUs: stopping them all dropped
         // every other CPU's later records).
-        if (handler_threw || !options.partial) throw;
-        stats.damaged = true;
-        warn(std::string(e.what()) + " (partial read: this file stopped here, the records before it were kept)");
+        stop_partially(e, "this file stopped here");
         at_end = true;
       } catch (...) {
         swap_reading_state(f);
@@ -345,9 +343,7 @@ void PerfDataReader::Impl::run(RecordHandler& h) {
     try {
       read_loop(start, progress);
     } catch (const InputError& e) {
-      if (handler_threw || !options.partial) throw;
-      stats.damaged = true;
-      warn(std::string(e.what()) + " (partial read: stopped here, the records before it were kept)");
+      stop_partially(e, "stopped here");
     }
     queue.flush_all([this](const perf_order::QueuedRecord& r) { deliver(r); });
   }

@@ -238,6 +238,15 @@ struct PerfDataReader::Impl {
   }
 
   void warn(const std::string& w) { stats.warnings.push_back(w); }
+  // Damage (`e`, being handled): with --partial the records before it are
+  // kept and a warning says where `stopped` ("stopped here", "this file
+  // stopped here"); otherwise, or when the handler threw, it is rethrown.
+  // Call from a catch block only.
+  void stop_partially(const InputError& e, const char* stopped) {
+    if (handler_threw || !options.partial) throw;
+    stats.damaged = true;
+    warn(std::string(e.what()) + " (partial read: " + stopped + ", the records before it were kept)");
+  }
 
   // Header damage that --partial may step over.
   void header_damage(uint64_t offset, const std::string& what) {

@@ -158,9 +158,7 @@ void PerfDataReader::Impl::run_threaded(Progress& progress, uint64_t start) {
     try {
       std::rethrow_exception(read_error);
     } catch (const InputError& e) {
-      if (!options.partial) throw;
-      stats.damaged = true;
-      warn(std::string(e.what()) + " (partial read: stopped here, the records before it were kept)");
+      stop_partially(e, "stopped here");  // the handler did not throw: that ended the fold above
     }
     queue.flush_all([this](const perf_order::QueuedRecord& r) { deliver(r); });
   }

@@ -3,11 +3,9 @@
 // without that state, and the teardown's destructor must wait for it.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -61,12 +59,8 @@ TEST(FoldTeardown, EveryFixtureFoldsTheSameWithATeardown) {
   setenv("DEBUGINFOD_URLS", "", 1);
   const std::string dir = temp_dir();
   write_file(dir + "/kallsyms", "");
-  std::vector<std::string> fixtures;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(testdata("")))
-    if (e.is_regular_file() && e.path().extension() == ".data") fixtures.push_back(e.path().string());
-  std::sort(fixtures.begin(), fixtures.end());
   size_t folded = 0;
-  for (const std::string& path : fixtures) {
+  for (const std::string& path : perf_data_fixtures()) {
     FoldOptions o;
     o.symbols.kallsyms_path = dir + "/kallsyms";
     o.symbols.buildid_dir = dir;

@@ -6,9 +6,7 @@
 // thread is stopped mid-fold.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -18,15 +16,6 @@
 
 namespace fg::test {
 namespace {
-
-std::vector<std::string> perf_data_fixtures() {
-  std::vector<std::string> out;
-  namespace fs = std::filesystem;
-  for (const auto& e : fs::recursive_directory_iterator(testdata("")))
-    if (e.is_regular_file() && e.path().extension() == ".data") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // The folded text, or the error's message (the same either way is the point).
 std::string fold_text(const std::string& path, FoldOptions o, FoldStats* stats) {

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,14 @@ namespace fg::test {
 std::string source_dir() { return FGTOOL_SOURCE_DIR; }
 std::string testdata(const std::string& relative) { return source_dir() + "/testdata/" + relative; }
 std::string fgtool_bin() { return FGTOOL_BIN; }
+
+std::vector<std::string> perf_data_fixtures() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(testdata("")))
+    if (e.is_regular_file() && e.path().extension() == ".data") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 namespace {
 struct TempDirs {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace fg::test {
 
@@ -10,6 +11,8 @@ std::string source_dir();   // the repository root
 std::string testdata(const std::string& relative);
 std::string fgtool_bin();
 std::string temp_dir();     // a fresh directory, removed at exit
+// Every perf.data fixture under testdata/ (files named *.data), full paths, sorted.
+std::vector<std::string> perf_data_fixtures();
 
 struct CommandResult {
   int status = -1;          // exit status, or 128+signal
