@@ -3,7 +3,7 @@
 # ahead (lib/folded/prefetch.h). GCC 12 compiled those prefetches away (a
 # helper whose only effect is __builtin_prefetch counts as pure, and a call
 # to it as dead code), and no test or benchmark could tell.
-# This checks, on a built fgtool, that the frame-cache and raw-stack-table
+# This checks, on a built fgtool, that the frame-cache, raw-stack-table and record-stream
 # prefetches are there, and that no code calls __builtin_prefetch except
 # through prefetch_for_read. Usage: scripts/check_prefetch.sh [FGTOOL]
 set -euo pipefail
@@ -20,7 +20,8 @@ if [ "$(uname -m)" != x86_64 ] || ! command -v objdump >/dev/null; then
 fi
 [ -x "$bin" ] || { echo "check_prefetch: $bin is not built" >&2; exit 1; }
 dis=$(objdump -d --no-show-raw-insn -C "$bin")
-for fn in 'fg::StackSymboliser::frame_keys(' 'fg::RawStackIndex::commit(' 'fg::FoldedProfile::Impl::intern_all('; do
+for fn in 'fg::StackSymboliser::frame_keys(' 'fg::RawStackIndex::commit(' 'fg::FoldedProfile::Impl::intern_all(' \
+  'fg::PerfDataReader::Impl::prefetch_ahead('; do
   n=$(awk -v f="<$fn" 'index($0, f) { on = 1; next } on && /^$/ { on = 0 } on' <<<"$dis" | grep -c prefetch || true)
   if [ "$n" -lt 1 ]; then
     echo "check_prefetch: no prefetch instruction in $fn of $bin" >&2

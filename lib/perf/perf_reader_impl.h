@@ -127,6 +127,7 @@ struct PerfDataReader::Impl {
   uint64_t dir_bytes = 0;  // their sizes together
   std::unique_ptr<StreamInput> stream;
   uint64_t pos = 0, end = 0;  // mmap: current offset and end of the data
+  uint64_t prefetched = 0;    // mmap: the lines below this were prefetched (next_record)
   std::vector<uint64_t> scratch = std::vector<uint64_t>(65536 / 8 + 1);  // one stream record, aligned
 
   perf_record::AttrSelector selector;
@@ -261,6 +262,7 @@ struct PerfDataReader::Impl {
   void parse_file_mode();
   void resolve_names();
   bool next_record(RawRecord& r);
+  void prefetch_ahead();
   std::string read_extra(uint64_t n, bool keep);
   void process(const uint8_t* rec, uint32_t size, uint64_t offset, bool stable, bool inner);
   void process_kernel_record(uint32_t type, const uint8_t* rec, uint32_t size, uint64_t offset, bool stable);

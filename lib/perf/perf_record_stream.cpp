@@ -4,6 +4,7 @@
 // perf_sample::decode_sample), counted and queued for time order; user
 // records (HEADER_*, FINISHED_ROUND, ...) acted on at once; due records
 // delivered to the handler.
+#include "folded/prefetch.h"
 #include "perf/perf_reader_impl.h"
 #include "perf/sample_decoder.h"
 
@@ -19,6 +20,19 @@ InputError PerfDataReader::Impl::record_error(const std::string& what) const {
   if (cur_inner)
     where = "COMPRESSED record: decompressed " + where + " at stream byte " + std::to_string(cur_inner_offset);
   return InputError::at_offset(path, cur_offset, where + ": " + what);
+}
+
+// Each record's header is the first touch of its cache lines, and those
+// loads waited for memory one after another: 94% of next_record's time,
+// 5% of a busy fold (busyp1.data). The lines a few records ahead are
+// prefetched, so that the misses overlap.
+void PerfDataReader::Impl::prefetch_ahead() {
+  constexpr uint64_t kAhead = 2048, kLine = 64;
+  const uint64_t upto = std::min(end, pos + kAhead);
+  // Anywhere else (another file of a directory, a section read again):
+  // start at this record.
+  if (prefetched < pos || prefetched > upto + kLine) prefetched = pos & ~(kLine - 1);
+  for (; prefetched < upto; prefetched += kLine) prefetch_for_read(map + prefetched);
 }
 
 bool PerfDataReader::Impl::next_record(RawRecord& r) {
@@ -50,6 +64,7 @@ bool PerfDataReader::Impl::next_record(RawRecord& r) {
     return true;
   }
   if (pos >= end) return false;
+  prefetch_ahead();
   cur_offset = pos;
   cur_type = 0;
   cur_size = 0;
