@@ -67,6 +67,7 @@ class StackKeyBuilder {
 
  private:
   void append_callchain_key(const Sample& s, const void* root, const ProcessMaps* proc, KeyWords& key);
+  void set_kinds(size_t from, size_t to, bool kernel);
   void collect_addresses(const Sample& s, const UnwoundUserStack& unwound);
   void push(uint64_t address, bool kernel, bool return_address) {
     if (count_ < kMaxDepth) addresses_[count_++] = StackAddress{address, kernel, return_address};

@@ -2,6 +2,8 @@
 // sample's stack becomes, read back as the symboliser reads them.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "fold/stack_key.h"
 #include "folded/folded_profile.h"
 
@@ -156,6 +158,70 @@ TEST_F(KeyFixture, OverlongCallchainsKeepTheLeafMostFrames) {
   EXPECT_FALSE(v[0].return_address);
   EXPECT_TRUE(v[33].return_address);
   EXPECT_FALSE(v[33].kernel);
+}
+
+// The callchain key is built a run of addresses at a time (runs copied
+// whole, kinds set a flag word at a time). This checks it against the
+// rules read one entry at a time, on random callchains: markers anywhere,
+// deferred cookies, guest and hypervisor contexts, runs that cross the
+// 32-address flag words, and chains longer than a key keeps.
+TEST_F(KeyFixture, CallchainKeysAgreeWithTheRulesReadEntryByEntry) {
+  std::mt19937_64 rng(7);
+  const uint64_t markers[] = {KERNEL, USER, USER_DEFERRED, GUEST, HV, GUEST_KERNEL, GUEST_USER};
+  for (int round = 0; round < 400; ++round) {
+    SCOPED_TRACE(round);
+    std::vector<uint64_t> chain;
+    const size_t len = round % 50 == 0 ? kMaxStackDepth + 200 : 1 + rng() % 200;  // none: the sampled ip
+    while (chain.size() < len) {
+      if (rng() % 8 == 0) {
+        chain.push_back(markers[rng() % 7]);
+        if (chain.back() == USER_DEFERRED) chain.push_back(rng() % 1000);  // the cookie
+      } else {
+        chain.push_back(0x400000 + rng() % 0x10000);
+      }
+    }
+    Sample s;
+    s.attr = &fp_attr;
+    s.misc = rng() % 2 ? 1 : 2;
+    s.callchain = chain.data();
+    s.callchain_nr = chain.size();
+    // The rules, entry by entry.
+    std::vector<StackAddress> want;
+    bool truncated = false;
+    int context = s.misc == 1 ? 1 : 2;
+    bool first = true;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      const uint64_t v = chain[i];
+      if (v >= MAX) {
+        context = v == KERNEL ? 1 : v == USER || v == USER_DEFERRED ? 2 : 0;
+        if (v == USER_DEFERRED) ++i;
+        first = true;
+        continue;
+      }
+      if (context == 0) continue;
+      if (want.size() == std::min<size_t>(chain.size(), kMaxStackDepth)) {
+        truncated = true;
+        continue;
+      }
+      want.push_back(StackAddress{v, context == 1, !first});
+      first = false;
+    }
+    const uint64_t truncated_before = builder.stats().truncated_stacks;
+    std::vector<uint64_t> key = key_of(s);
+    StackKeyView v(key.data());
+    EXPECT_EQ(v.word_count(), key.size());
+    EXPECT_EQ(builder.stats().truncated_stacks - truncated_before, truncated ? 1u : 0u);
+    ASSERT_EQ(v.size(), want.size());
+    bool user = false;
+    for (size_t i = 0; i < want.size(); ++i) {
+      SCOPED_TRACE(i);
+      ASSERT_EQ(v[i].address, want[i].address);
+      ASSERT_EQ(v[i].kernel, want[i].kernel);
+      ASSERT_EQ(v[i].return_address, want[i].return_address);
+      user |= !want[i].kernel;
+    }
+    EXPECT_EQ(key[2], user ? proc->generation : 0u);
+  }
 }
 
 TEST_F(KeyFixture, KeysAppendAndChangeWithTheMaps) {
