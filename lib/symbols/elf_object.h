@@ -46,6 +46,10 @@ struct ElfSymbol {
   uint32_t table_index = 0;
 };
 
+// Sorts a table by start address, stably: equal starts keep their order
+// (perf's tie rule among aliases keeps the earlier symbol).
+void sort_symbols_by_start(std::vector<ElfSymbol>& symbols);
+
 struct LoadSegment {
   uint64_t offset, filesz, vaddr;
   bool executable;
