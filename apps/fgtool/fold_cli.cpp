@@ -246,7 +246,8 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
           << " addresses were symbolised, " << s.preloaded_objects << " objects opened ahead\n";
     if (s.placed_stacks)
       err << p << "symbolising thread: it placed " << s.placed_by_symbolising_thread << " of " << s.placed_stacks
-          << " new stacks in the tree, the folding thread the rest\n";
+          << " new stacks in the tree, the folding thread the rest; " << s.known_stacks
+          << " of them had been seen before their raw-stack table was forgotten (their node was known: not named again)\n";
     if (o.view != FoldView::on_cpu)
       err << p << "off-CPU: " << s.off_cpu.switch_outs << " switch-outs, " << s.off_cpu.paired << " paired, "
           << s.off_cpu.closed_by_fallback << " closed by the next record, " << s.off_cpu.unfinished

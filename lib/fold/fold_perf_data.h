@@ -173,6 +173,9 @@ struct FoldStats {
   // Stacks placed in the tree while a symbolising thread ran, and how many
   // of them that thread placed (SymbolisingThread).
   uint64_t placed_stacks = 0, placed_by_symbolising_thread = 0;
+  // New raw stacks whose node came from KnownStacks (seen before their
+  // table was forgotten): neither named nor placed again.
+  uint64_t known_stacks = 0;
   bool dwarf = false;
   UnwindStats unwind;
   std::string unwind_error;       // last libdwfl message, if any

@@ -13,7 +13,7 @@ KeyWords& RawStackIndex::next_key() {
 
 void RawStackIndex::commit(double weight, int32_t pid, const ProcessMaps* proc) {
   Pending& p = at(count_);
-  p.hash = RawStackTable::hash_words(p.words.data(), uint32_t(p.words.size()));
+  p.hash = RawStackTable::hash_words(p.words.data(), uint32_t(p.words.size()), &p.check);
   p.weight = weight;
   p.pid = pid;
   p.proc = proc;
@@ -32,7 +32,8 @@ void RawStackIndex::flush() {
 void RawStackIndex::resolve_oldest() {
   const Pending& p = ring_[head_];
   uint64_t* entry = nullptr;
-  uint32_t idx = resolve(p.words.data(), uint32_t(p.words.size()), p.hash, p.pid, p.proc, &entry);
+  uint32_t idx = resolve(p.words.data(), uint32_t(p.words.size()), StackFingerprint{p.hash, p.check}, p.pid, p.proc,
+                         &entry);
   RawStackTable::add_weight(entry, p.weight);
   if (count_samples_) {
     if (counts_.size() <= idx) counts_.resize(size_t(idx) + 1 + counts_.size() / 2);
@@ -43,11 +44,14 @@ void RawStackIndex::resolve_oldest() {
 }
 
 uint32_t RawStackIndex::index_now(const uint64_t* key, uint32_t count, int32_t pid, const ProcessMaps* proc) {
-  return resolve(key, count, RawStackTable::hash_words(key, count), pid, proc, nullptr);
+  StackFingerprint fp;
+  fp.hash = RawStackTable::hash_words(key, count, &fp.check);
+  return resolve(key, count, fp, pid, proc, nullptr);
 }
 
-uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid,
+uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, const StackFingerprint& fp, int32_t pid,
                                 const ProcessMaps* proc, uint64_t** entry) {
+  const uint64_t hash = fp.hash;
   uint32_t idx = tables_[current_].find(key, count, hash, entry);
   if (idx != RawStackTable::kMissing) return first_index() + idx;
   if (max_stacks_ && tables_[current_].size() >= table_stacks_) make_room();  // may switch tables
@@ -55,7 +59,7 @@ uint32_t RawStackIndex::resolve(const uint64_t* key, uint32_t count, uint64_t ha
   idx = table.insert(key, count, hash, entry);
   const uint32_t index = first_index() + idx;
   uint32_t stored_count = 0;
-  sink_.on_new_stack(index, table.key(idx, &stored_count), pid, proc);
+  sink_.on_new_stack(index, table.key(idx, &stored_count), pid, proc, fp);
   return index;
 }
 

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fold/known_stacks.h"
 #include "fold/raw_stack_table.h"
 #include "fold/stack_key.h"
 
@@ -43,7 +44,9 @@ struct ProcessMaps;
 class NewStackSink {
  public:
   virtual ~NewStackSink() = default;
-  virtual void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid, const ProcessMaps* proc) = 0;
+  // `fp`: the key's fingerprint (for KnownStacks).
+  virtual void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid, const ProcessMaps* proc,
+                            const StackFingerprint& fp) = 0;
   // A table forgets every stack next: take each stack's weight now
   // (table.weight(i) is index first + i's). Its keys are still there and
   // stay until this returns; then that table's indices start again. Only
@@ -118,13 +121,13 @@ class RawStackIndex {
  private:
   struct Pending {
     KeyWords words;  // the key (keeps its capacity across samples)
-    uint64_t hash = 0;
+    uint64_t hash = 0, check = 0;  // its fingerprint
     double weight = 0;
     int32_t pid = 0;
     const ProcessMaps* proc = nullptr;
   };
-  uint32_t resolve(const uint64_t* key, uint32_t count, uint64_t hash, int32_t pid, const ProcessMaps* proc,
-                   uint64_t** entry);
+  uint32_t resolve(const uint64_t* key, uint32_t count, const StackFingerprint& fp, int32_t pid,
+                   const ProcessMaps* proc, uint64_t** entry);
   void resolve_oldest();
   void make_room();
   Pending& at(size_t i) { return ring_[(head_ + i) % kRing]; }

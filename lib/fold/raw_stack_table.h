@@ -106,6 +106,10 @@ class RawStackTable {
   }
 
   static uint64_t hash_words(const uint64_t* words, uint32_t count) { return detail::hash_words(words, count); }
+  // The same hash, and a second 64 bits for a fingerprint (KnownStacks).
+  static uint64_t hash_words(const uint64_t* words, uint32_t count, uint64_t* check) {
+    return detail::hash_words_pair(words, count, check);
+  }
 
   // Equal keys: a plain word loop, inlined (memcmp's call showed in profiles).
   static bool same_words(const uint64_t* a, const uint64_t* b, uint32_t count) {

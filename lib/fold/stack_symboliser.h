@@ -49,6 +49,9 @@ struct SymbolisedStack {
     kAddresses,  // address groups that follow
     kWords
   };
+  // kMemoSlot of a stack KnownStacks knew: it ends at node kRootFrame, and
+  // nothing follows (SymbolisingThread::append_known).
+  static constexpr uint32_t kKnownNode = ~uint32_t{0};
 };
 
 // What symbolise appends: the SymbolisedStack records and, with an

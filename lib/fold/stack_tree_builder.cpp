@@ -25,6 +25,12 @@ const uint32_t* StackTreeBuilder::place_one(const uint32_t* r, const uint32_t* e
   using W = SymbolisedStack;
   const uint32_t idx = r[W::kIdx], root_frame = r[W::kRootFrame], slot = r[W::kMemoSlot], reused = r[W::kReused],
                  memo_new = r[W::kMemoNew], addresses = r[W::kAddresses];
+  if (slot == W::kKnownNode) {
+    if (reused || memo_new || addresses || root_frame == 0) throw std::logic_error("StackTreeBuilder: bad known stack");
+    if (stack_nodes_.size() <= idx) stack_nodes_.resize(size_t(idx) + 1);
+    stack_nodes_[idx] = root_frame;
+    return r + W::kWords;
+  }
   if (slot >= StackSymboliser::kMemoSlots || reused + memo_new > StackSymboliser::kMemoDepth)
     throw std::logic_error("StackTreeBuilder: bad memo slot");
   NodeId* memo = &memo_nodes_[size_t(slot) * StackSymboliser::kMemoDepth];

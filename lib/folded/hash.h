@@ -43,8 +43,11 @@ inline uint64_t hash_pair(uint64_t a, uint64_t b) { return mix64(a * 0x9e3779b97
 
 // A run of words (a raw stack). Four independent multiply lanes, mixed at the
 // end: a single chain of dependent multiplies cost ~7 cycles per word, on
-// every sample.
-inline uint64_t hash_words(const uint64_t* words, uint32_t count) {
+// every sample. WordLanes: those lanes, 256 bits of state.
+struct WordLanes {
+  uint64_t a, b, c, d;
+};
+inline WordLanes word_lanes(const uint64_t* words, uint32_t count) {
   constexpr uint64_t k0 = 0x9e3779b97f4a7c15ull, k1 = 0xc2b2ae3d27d4eb4full, k2 = 0x165667b19e3779f9ull,
                      k3 = 0xff51afd7ed558ccdull;
   uint64_t a = k0 ^ count, b = k1, c = k2, d = k3;
@@ -66,8 +69,25 @@ inline uint64_t hash_words(const uint64_t* words, uint32_t count) {
     a = b;
     b = t;
   }
+  return WordLanes{a, b, c, d};
+}
+
+inline uint64_t hash_words(const uint64_t* words, uint32_t count) {
+  constexpr uint64_t k0 = 0x9e3779b97f4a7c15ull, k1 = 0xc2b2ae3d27d4eb4full, k2 = 0x165667b19e3779f9ull,
+                     k3 = 0xff51afd7ed558ccdull;
+  const WordLanes l = word_lanes(words, count);
   // A final avalanche: the low bits pick the slot.
-  return mix64(a ^ (b * k0) ^ ((c * k1) >> 7) ^ (d * k2) ^ ((d >> 13) * k3));
+  return mix64(l.a ^ (l.b * k0) ^ ((l.c * k1) >> 7) ^ (l.d * k2) ^ ((l.d >> 13) * k3));
+}
+
+// hash_words, and in *second another 64 bits of the same lanes, combined
+// another way (a fingerprint's check: KnownStacks).
+inline uint64_t hash_words_pair(const uint64_t* words, uint32_t count, uint64_t* second) {
+  constexpr uint64_t k0 = 0x9e3779b97f4a7c15ull, k1 = 0xc2b2ae3d27d4eb4full, k2 = 0x165667b19e3779f9ull,
+                     k3 = 0xff51afd7ed558ccdull;
+  const WordLanes l = word_lanes(words, count);
+  *second = mix64((l.a * k2) ^ (l.b >> 11) ^ (l.c * k3) ^ ((l.c >> 17) * k0) ^ (l.d * k1));
+  return mix64(l.a ^ (l.b * k0) ^ ((l.c * k1) >> 7) ^ (l.d * k2) ^ ((l.d >> 13) * k3));
 }
 
 }  // namespace fg::detail

@@ -2,8 +2,9 @@
 // must not change a fold's output: every perf.data fixture folded with a
 // bound of 1 or 3 stacks (the table is emptied nearly every sample) gives the
 // same folded text as without a bound, with one thread and with two (where
-// emptying also waits for the symbolising thread), also when the symbolising
-// thread is stopped mid-fold.
+// emptying also waits for the symbolising thread, and stacks seen again
+// take their node from KnownStacks), also when the symbolising thread is
+// stopped mid-fold.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -31,6 +32,7 @@ TEST(RawStackBound, EveryFixtureFoldsTheSameWithATinyBound) {
   const std::string dir = temp_dir();
   write_file(dir + "/kallsyms", "");
   size_t forgetting_folds = 0;
+  uint64_t known_stacks = 0;
   for (const std::string& path : perf_data_fixtures()) {
     for (int variant = 0; variant < 3; ++variant) {
       FoldOptions o;
@@ -55,11 +57,16 @@ TEST(RawStackBound, EveryFixtureFoldsTheSameWithATinyBound) {
             EXPECT_GE(st.unique_raw_stacks, unbounded_stats.unique_raw_stacks) << path;
             ++forgetting_folds;
           }
+          // With the symbolising thread, some of those took their node from
+          // KnownStacks instead of being named and placed again.
+          known_stacks += st.known_stacks;
+          if (threads == 1) EXPECT_EQ(st.known_stacks, 0u) << path;
         }
       }
     }
   }
   EXPECT_GT(forgetting_folds, 20u);  // the bound was reached, in most fixtures
+  EXPECT_GT(known_stacks, 100u);
 }
 
 // The symbolising thread stopped mid-fold (it made the folding thread wait

@@ -96,7 +96,7 @@ TEST(RawStackTable, HashIsTheProjectsHashWords) {
 struct RecordingSink : NewStackSink {
   std::vector<std::pair<uint32_t, std::vector<uint64_t>>> seen;
   std::vector<int32_t> pids;
-  void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid, const ProcessMaps*) override {
+  void on_new_stack(uint32_t index, const uint64_t* key, int32_t pid, const ProcessMaps*, const StackFingerprint&) override {
     seen.emplace_back(index, std::vector<uint64_t>(key, key + 3));
     pids.push_back(pid);
   }
@@ -187,7 +187,7 @@ struct TotallingSink : NewStackSink {
   std::map<uint32_t, uint64_t> id_of;  // per index not forgotten
   std::map<uint64_t, double> totals;
   size_t forgets = 0, new_stacks = 0, retirements = 0;
-  void on_new_stack(uint32_t index, const uint64_t* key, int32_t, const ProcessMaps*) override {
+  void on_new_stack(uint32_t index, const uint64_t* key, int32_t, const ProcessMaps*, const StackFingerprint&) override {
     EXPECT_EQ(id_of.count(index), 0u) << "index " << index << " given twice before it was forgotten";
     id_of[index] = key[0];
     ++new_stacks;
@@ -259,7 +259,7 @@ TEST(RawStackIndex, TwoTablesRetireAFullTableAndForgetItOneTableLater) {
     std::vector<uint32_t> indices;
     std::vector<std::pair<uint32_t, uint64_t>> forgotten;  // (first index, first key word) per forget
     std::vector<size_t> retired_at;                       // new stacks seen at each retirement
-    void on_new_stack(uint32_t index, const uint64_t*, int32_t, const ProcessMaps*) override {
+    void on_new_stack(uint32_t index, const uint64_t*, int32_t, const ProcessMaps*, const StackFingerprint&) override {
       indices.push_back(index);
     }
     void forget_stacks(const RawStackTable& table, uint32_t first) override {
@@ -297,7 +297,7 @@ TEST(RawStackIndex, TwoTablesRetireAFullTableAndForgetItOneTableLater) {
 TEST(RawStackIndex, CountingSamplesKeepsOneTable) {
   struct Sink : NewStackSink {
     size_t retirements = 0;
-    void on_new_stack(uint32_t, const uint64_t*, int32_t, const ProcessMaps*) override {}
+    void on_new_stack(uint32_t, const uint64_t*, int32_t, const ProcessMaps*, const StackFingerprint&) override {}
     void forget_stacks(const RawStackTable&, uint32_t first) override { EXPECT_EQ(first, 0u); }
     void table_retired() override { ++retirements; }
   } sink;
@@ -318,7 +318,7 @@ TEST(RawStackIndex, CountingSamplesKeepsOneTable) {
 struct CountingSink : NewStackSink {
   const RawStackIndex* index = nullptr;
   std::vector<uint64_t> counts;  // of forgotten stacks, in index order
-  void on_new_stack(uint32_t, const uint64_t*, int32_t, const ProcessMaps*) override {}
+  void on_new_stack(uint32_t, const uint64_t*, int32_t, const ProcessMaps*, const StackFingerprint&) override {}
   void forget_stacks(const RawStackTable& table, uint32_t) override {
     for (uint32_t i = 0; i < table.size(); ++i) counts.push_back(index->sample_count(i));
   }

@@ -65,6 +65,36 @@ TEST(StackTreeBuilder, MemoSlotsContinueWhereTheirEntriesEnded) {
   EXPECT_EQ(test::folded_text(tree.profile()), "prog;a;b;c 1\nprog;a;b;d 2\nprog;a;c 1\n");
 }
 
+// A stack KnownStacks knew (SymbolisingThread::append_known) ends at the
+// node its record gives; the tree and the memo slots are left as they were.
+TEST(StackTreeBuilder, AKnownStackEndsAtItsNodeWithoutAWalk) {
+  FoldedProfile names;
+  const FrameId root = names.intern("prog"), a = names.intern("a"), b = names.intern("b");
+  StackTreeBuilder tree;
+  Records r;
+  r.stack(0, root, 3, 0, 2, {{a}, {b}});  // a and b become entries 0 and 1 of slot 3
+  tree.place(r.words.data(), r.words.size());
+  const NodeId ab = tree.node_of(0);
+  const size_t nodes = tree.profile().node_count();
+  Records known;
+  known.stack(7, ab, SymbolisedStack::kKnownNode, 0, 0, {});  // raw stack 7 ends at prog;a;b
+  known.stack(1, root, 3, 1, 0, {});                          // slot 3 still ends at a after entry 0
+  tree.place(known.words.data(), known.words.size());
+  EXPECT_EQ(tree.node_of(7), ab);
+  EXPECT_EQ(tree.profile().node_count(), nodes);
+  tree.profile().add_self(tree.node_of(7), 2);
+  tree.profile().add_self(tree.node_of(1), 1);
+  tree.profile().take_names(names);
+  EXPECT_EQ(test::folded_text(tree.profile()), "prog;a 1\nprog;a;b 2\n");
+  // A known record with frames, or at the root, is a bug.
+  Records bad;
+  bad.stack(2, ab, SymbolisedStack::kKnownNode, 0, 0, {{a}});
+  EXPECT_THROW(tree.place(bad.words.data(), bad.words.size()), std::logic_error);
+  Records at_root;
+  at_root.stack(2, 0, SymbolisedStack::kKnownNode, 0, 0, {});
+  EXPECT_THROW(tree.place(at_root.words.data(), at_root.words.size()), std::logic_error);
+}
+
 TEST(StackTreeBuilder, AMalformedRecordIsALogicErrorNotACrash) {
   StackTreeBuilder tree;
   std::vector<uint32_t> short_header = {0, 0, 0};
