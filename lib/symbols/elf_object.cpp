@@ -426,7 +426,7 @@ std::vector<Elf*> ElfObject::build_symbol_table() {
   int n = dwfl_module_getsymtab(module_);
   std::vector<Elf*> symbol_elves;
   if (Dwarf_Addr b; Elf* e = dwfl_module_getelf(module_, &b)) symbol_elves.push_back(e);
-  bool saw_dynsym = false, saw_symtab = false, saw_aux = false;
+  bool saw_aux = false;
   Elf* main_elf = nullptr;
   {
     Dwarf_Addr b;
@@ -482,20 +482,7 @@ std::vector<Elf*> ElfObject::build_symbol_table() {
     if (std::find(symbol_elves.begin(), symbol_elves.end(), from[file]) == symbol_elves.end())
       symbol_elves.push_back(from[file]);
   }
-  // Which table libdwfl picked, for `fgtool info`.
-  if (main_elf) {
-    Elf_Scn* scn = nullptr;
-    while ((scn = elf_nextscn(main_elf, scn))) {
-      GElf_Shdr sh;
-      if (!gelf_getshdr(scn, &sh)) continue;
-      if (sh.sh_type == SHT_SYMTAB) saw_symtab = true;
-      if (sh.sh_type == SHT_DYNSYM) saw_dynsym = true;
-    }
-  }
-  if (saw_symtab) symtab_source_ = ".symtab";
-  else if (saw_aux) symtab_source_ = callback_state_->used_debug_file.empty() ? ".dynsym+.gnu_debugdata" : "debug file .symtab";
-  else symtab_source_ = saw_dynsym ? ".dynsym" : "none";
-
+  note_symtab_source(main_elf, saw_aux);
   add_plt_symbols(all);  // after the table's own symbols: same-address ties prefer those
   sort_keeping_perfs_aliases(all, callback_state_->search.demangle);
   symbols_ = std::move(all);
@@ -509,6 +496,24 @@ std::vector<Elf*> ElfObject::build_symbol_table() {
     else s.end = ((s.start + 4095) & ~uint64_t(4095)) + 4096;
   }
   return symbol_elves;
+}
+
+// Which table libdwfl picked, for `fgtool info`. saw_aux: named symbols
+// came from another file than the main one.
+void ElfObject::note_symtab_source(Elf* main_elf, bool saw_aux) {
+  bool saw_dynsym = false, saw_symtab = false;
+  if (main_elf) {
+    Elf_Scn* scn = nullptr;
+    while ((scn = elf_nextscn(main_elf, scn))) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh)) continue;
+      if (sh.sh_type == SHT_SYMTAB) saw_symtab = true;
+      if (sh.sh_type == SHT_DYNSYM) saw_dynsym = true;
+    }
+  }
+  if (saw_symtab) symtab_source_ = ".symtab";
+  else if (saw_aux) symtab_source_ = callback_state_->used_debug_file.empty() ? ".dynsym+.gnu_debugdata" : "debug file .symtab";
+  else symtab_source_ = saw_dynsym ? ".dynsym" : "none";
 }
 
 // perf 6.1's dso__synthesize_plt_symbols: one `name@plt` per .rela.plt entry, in

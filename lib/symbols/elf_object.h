@@ -127,6 +127,7 @@ class ElfObject {
     size_t size;
   };
   std::vector<MappedFile> releasable_;
+  void note_symtab_source(Elf* main_elf, bool saw_aux);
   void add_plt_symbols(std::vector<ElfSymbol>& out);
   const std::vector<CuSubprogram>& cu_subprograms(Dwarf_Die* cu) const;
 
