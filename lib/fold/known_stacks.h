@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fold/huge_page_allocator.h"
 #include "folded/folded_profile.h"
 #include "folded/open_table.h"
 
@@ -70,7 +69,7 @@ class KnownStacks {
     static uint64_t rehash(const Slot& s) { return s.hash; }
   };
   const size_t max_slots_;
-  OpenTable<Slot, SlotPolicy, HugePageAllocator<Slot>> slots_;
+  OpenTable<Slot, SlotPolicy> slots_;
 };
 
 }  // namespace fg
