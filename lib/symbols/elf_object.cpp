@@ -136,6 +136,7 @@ class AliasRun {
   bool keeps(const ElfSymbol& kept, const ElfSymbol& next) {
     int order = compare_alias_kinds(facts(kept), facts(next));
     next_shown_.clear();
+    if (order == 0 && demangle_ && ctor_dtor_variants(kept.name, next.name)) return true;  // a full tie
     if (order == 0) {
       if (kept_shown_.empty()) kept_shown_ = shown(kept);
       next_shown_ = shown(next);

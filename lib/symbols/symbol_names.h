@@ -27,6 +27,11 @@ std::string demangle_without_params(std::string_view mangled);
 // entities (`f(int)::Local::g`). Text without a trailing parameter list is kept.
 std::string strip_params(std::string_view demangled);
 
+// Whether two mangled names are variants of one constructor or destructor
+// (C1/C2/C3, D0/D1/D2), which demangle to the same text: perf's alias rule
+// then ties them without demangling either (elf_object.cpp).
+bool ctor_dtor_variants(const char* a, const char* b);
+
 // Rust legacy symbols (`_ZN...17h<16 hex>E`): decoded ($LT$ -> <, .. -> ::) with the
 // hash removed, or empty when `mangled` is not one.
 std::string demangle_rust_legacy(std::string_view mangled);

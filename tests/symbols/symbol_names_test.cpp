@@ -4,6 +4,8 @@
 #include <cxxabi.h>
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -94,6 +96,39 @@ TEST(SymbolNames, DemanglesLikePerf) {
 }
 
 std::string rust_component(const std::string& s) { return std::to_string(s.size()) + s; }
+
+// Constructor and destructor variants are tied without demangling
+// (ElfObject's alias rule): each pair said to be variants demangles to the
+// same text, and near misses are left to the demangler.
+TEST(SymbolNames, CtorDtorVariantsDemangleAlike) {
+  const std::pair<const char*, const char*> variants[] = {
+      {"_ZN3FooC1Ev", "_ZN3FooC2Ev"},
+      {"_ZN3FooD0Ev", "_ZN3FooD1Ev"},
+      {"_ZN3FooD2Ev", "_ZN3FooD1Ev"},
+      {"_ZN2at6TensorC2ERKS0_", "_ZN2at6TensorC1ERKS0_"},
+      {"_ZN5torch2nn6LinearC1ERKNS0_13LinearOptionsE", "_ZN5torch2nn6LinearC2ERKNS0_13LinearOptionsE"},
+      {"_ZNSt6vectorIiSaIiEED2Ev", "_ZNSt6vectorIiSaIiEED1Ev"},
+      {"_ZN3FooC1Ev@@V_1", "_ZN3FooC2Ev@@V_1"},
+  };
+  for (const auto& [a, b] : variants) {
+    SCOPED_TRACE(a);
+    EXPECT_TRUE(fg::ctor_dtor_variants(a, b));
+    EXPECT_EQ(fg::demangle_without_params(a), fg::demangle_without_params(b));
+  }
+  const std::pair<const char*, const char*> others[] = {
+      {"_ZN3FooC1Ev", "_ZN3FooC1Ev"},        // the same name
+      {"_ZN3FooC1Ei", "_ZN3FooC2El"},        // other parameters too
+      {"_ZN3ABC1xE", "_ZN3ABC2xE"},          // a name's length after a C
+      {"_ZN3SySC1Ev", "_ZN3SySC2Ev"},        // perf's SyS exception
+      {"foo", "bar"},                        // not mangled
+      {"_ZN3FooC1Ev", "_ZN3FooC1Ev.cold"},  // a prefix
+      {"_ZN3FooC1Ev@@V_1", "_ZN3FooC2Ev@V_2"},
+  };
+  for (const auto& [a, b] : others) {
+    SCOPED_TRACE(a);
+    EXPECT_FALSE(fg::ctor_dtor_variants(a, b));
+  }
+}
 
 TEST(SymbolNames, RustLegacyHashIsStrippedAndEscapesDecoded) {
   EXPECT_EQ(demangle_without_params("_ZN4core3fmt5write17h0123456789abcdefE"), "core::fmt::write");
