@@ -106,8 +106,10 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     if (threads < 2 || options_.view != FoldView::on_cpu || queue_samples_ || symbolising_) return;
     if (has_dwarf_samples(reader_.info())) return;
     // Forgotten stacks seen again are looked up (KnownStacks) instead of
-    // named again; not with an observer, which is told of every raw stack.
-    const size_t known_slots = options_.observer || !options_.max_raw_stacks ? 0 : kKnownStackSlots;
+    // named again; with an observer only if it takes them (the pprof
+    // export's, keyed by object offset: the earlier raw stack's locations).
+    const bool observer_takes = !options_.observer || options_.observer->takes_known_stacks();
+    const size_t known_slots = !observer_takes || !options_.max_raw_stacks ? 0 : kKnownStackSlots;
     symbolising_ = std::make_unique<SymbolisingThread>(symboliser_, tree_, options_.observer, known_slots);
     // A full raw-stack table is forgotten a table later, when its stacks are
     // named, instead of waiting for every queued stack (raw_stack_index.h).
@@ -373,8 +375,9 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // kMinStacksPerDrain the rest of the fold symbolises inline (same order,
   // same output): a guard against recordings full of KSYMBOL records.
   static constexpr uint64_t kMinStacksPerDrain = 128;
-  // KnownStacks' bound: 8 MB, 262 K stacks. busyp2.data: 507 K new stacks
-  // known (of 1.51 M), peak 110 MB; at 16 MB 597 K, 120 MB, no faster.
+  // KnownStacks' bound: 2^19 slots of 20 bytes (10 MB), 262 K stacks.
+  // busyp2.data: 507 K new stacks known (of 1.51 M); twice the slots took
+  // 597 K, 10 MB more and no faster.
   static constexpr size_t kKnownStackSlots = size_t(1) << 19;
   void keep_symbolising_thread_or_not() {
     if (window_drains_ * kMinStacksPerDrain > window_stacks_) {

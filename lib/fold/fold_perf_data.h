@@ -72,6 +72,13 @@ class FoldObserver {
   // the call only.
   virtual void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
                             const RawStackMemo& memo) = 0;
+  // Whether on_known_raw_stack may come instead of on_raw_stack (below);
+  // else every raw stack is named and handed over.
+  virtual bool takes_known_stacks() const { return false; }
+  // A new raw stack, in on_raw_stack's order, with the root and frames of
+  // the earlier raw stack `same_as`: seen again after the fold's bounded
+  // raw-stack table forgot it, and not named again (KnownStacks).
+  virtual void on_known_raw_stack(uint32_t /*index*/, uint32_t /*same_as*/) {}
   // Per raw stack with samples, once: their number and summed weight (the
   // period, or 1 each with --count; ns for clock events), and the profile
   // node the stack folded to. After the fold, or (on-CPU) during it, when

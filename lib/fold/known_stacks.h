@@ -26,7 +26,7 @@ struct StackFingerprint {
 class KnownStacks {
  public:
   // max_slots: the table never grows past this many slots (a power of
-  // two); once half full it remembers no more stacks. 16 bytes a slot.
+  // two); once half full it remembers no more stacks. 20 bytes a slot.
   // Half, not 3/4: most look-ups are of stacks never seen, and a miss
   // probes to an empty slot (at 3/4 load, 8 slots on average; busy7.data's
   // fold was 8% slower with the look-ups than without).
@@ -34,19 +34,23 @@ class KnownStacks {
 
   // Starts loading the slot a find(fp) begins at.
   void prefetch(const StackFingerprint& fp) const { slots_.prefetch(fp.hash); }
-  // The node a stack with this fingerprint ended at, or 0 (not known).
-  NodeId find(const StackFingerprint& fp) const {
-    const Slot* s = slots_.find(fp.hash, [&](const Slot& s) { return s.hash == fp.hash && s.check == uint32_t(fp.check); });
-    return s ? s->node : 0;
+  // The node a stack with this fingerprint ended at, or 0 (not known);
+  // *serial (if given) gets the serial it was remembered with.
+  NodeId find(const StackFingerprint& fp, uint32_t* serial = nullptr) const {
+    const Slot* s = slots_.find(fp.hash, [&](const Slot& s) { return same(s, fp); });
+    if (!s) return 0;
+    if (serial) *serial = s->serial;
+    return s->node;
   }
-  // Remembers a stack's node (not 0, the root, where no stack ends), unless
-  // it is known already or the table is full.
-  void remember(const StackFingerprint& fp, NodeId node) {
+  // Remembers a stack's node (not 0, the root, where no stack ends) and a
+  // serial of the caller's (the observer's raw stack index), unless it is
+  // known already or the table is full.
+  void remember(const StackFingerprint& fp, NodeId node, uint32_t serial = 0) {
     if (node == 0 || full()) return;
     slots_.reserve_for(slots_.size() + 1, 1, 2);
-    const size_t i =
-        slots_.probe(fp.hash, [&](const Slot& s) { return s.hash == fp.hash && s.check == uint32_t(fp.check); });
-    if (slots_.at(i).node == 0) slots_.fill(i, Slot{fp.hash, uint32_t(fp.check), node});
+    const size_t i = slots_.probe(fp.hash, [&](const Slot& s) { return same(s, fp); });
+    if (slots_.at(i).node == 0)
+      slots_.fill(i, Slot{uint32_t(fp.hash), uint32_t(fp.hash >> 32), uint32_t(fp.check), node, serial});
   }
   // Grows now for `count` stacks (up to max_slots), so that slots
   // prefetched before a batch of remember() calls stay where they are.
@@ -56,18 +60,26 @@ class KnownStacks {
   size_t size() const { return slots_.size(); }
   bool full() const { return (slots_.size() + 1) * 2 > max_slots_; }
   size_t bytes() const { return slots_.capacity() * sizeof(Slot); }
+  static constexpr size_t kSlotBytes = 20;
 
  private:
+  // 20 bytes, 4-aligned: the hash in two halves.
   struct Slot {
-    uint64_t hash = 0;
+    uint32_t hash_lo = 0, hash_hi = 0;
     uint32_t check = 0;
     NodeId node = 0;  // 0: empty
+    uint32_t serial = 0;
+    uint64_t hash() const { return (uint64_t(hash_hi) << 32) | hash_lo; }
   };
+  static bool same(const Slot& s, const StackFingerprint& fp) {
+    return s.hash_lo == uint32_t(fp.hash) && s.hash_hi == uint32_t(fp.hash >> 32) && s.check == uint32_t(fp.check);
+  }
   struct SlotPolicy {
     static bool empty(const Slot& s) { return s.node == 0; }
     static Slot empty_slot() { return Slot{}; }
-    static uint64_t rehash(const Slot& s) { return s.hash; }
+    static uint64_t rehash(const Slot& s) { return s.hash(); }
   };
+  static_assert(sizeof(Slot) == kSlotBytes, "five words a slot");
   const size_t max_slots_;
   OpenTable<Slot, SlotPolicy> slots_;
 };

@@ -35,8 +35,10 @@ StackSymboliser::StackSymboliser(const FoldOptions& options, const PerfFileInfo&
 
 void NamedStacks::tell(FoldObserver& observer) {
   for (size_t i = 0; i < frames.size(); ++i) frames[i].names = records.data() + names_at[i];
-  for (const ObservedStack& s : stacks)
-    observer.on_raw_stack(s.index, s.root, frames.data() + s.frames_start, s.count, s.memo);
+  for (const ObservedStack& s : stacks) {
+    if (s.same_as != kNotKnown) observer.on_known_raw_stack(s.index, s.same_as);
+    else observer.on_raw_stack(s.index, s.root, frames.data() + s.frames_start, s.count, s.memo);
+  }
 }
 
 void StackSymboliser::symbolise(uint32_t idx, const uint64_t* key_words, int32_t pid, MapsView maps,
@@ -216,9 +218,7 @@ void StackSymboliser::observe(uint32_t idx, const void* root_ptr, size_t frames_
   r.pid = root.pid;
   r.tid = root.tid;
   r.frame = root.frame;
-  const uint64_t index = observer_base_ + idx;
-  if (index > UINT32_MAX) throw std::length_error("more than 4 billion raw stacks for the observer");
-  named.stacks.push_back(NamedStacks::ObservedStack{uint32_t(index), r, uint32_t(frames_start), uint32_t(n), memo});
+  named.stacks.push_back(NamedStacks::ObservedStack{observer_index(idx), r, uint32_t(frames_start), uint32_t(n), memo});
 }
 
 // symbolise's loop when an observer watches and does not follow the memo:

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -65,7 +66,11 @@ struct NamedStacks {
     RawStackRoot root;
     uint32_t frames_start, count;  // into frames, leaf first
     RawStackMemo memo;
+    // kNotKnown, or the earlier raw stack this one repeats (the observer
+    // gets on_known_raw_stack, and root, frames and memo are unused).
+    uint32_t same_as = kNotKnown;
   };
+  static constexpr uint32_t kNotKnown = ~uint32_t{0};
   // Appended a word or a run at a time: a std::vector's push_back was not
   // inlined, and its resize zeroed what is written next (2% of a busy fold).
   GrowableArray<uint32_t> records;
@@ -112,6 +117,13 @@ class StackSymboliser {
   // The observer's index of raw stack 0 from now on (the stacks the fold
   // forgot before it); only while no stack is being symbolised.
   void set_observer_base(uint64_t base) { observer_base_ = base; }
+  // The observer's index of raw stack idx (the stacks forgotten before
+  // counted).
+  uint32_t observer_index(uint32_t idx) const {
+    const uint64_t index = observer_base_ + idx;
+    if (index > UINT32_MAX) throw std::length_error("more than 4 billion raw stacks for the observer");
+    return uint32_t(index);
+  }
   SymbolCache& symbols() { return symbols_; }
   const SymboliserStats& stats() const { return stats_; }
 

@@ -51,14 +51,16 @@ class SymbolisingThread {
   static constexpr size_t kPlacesUnder = 16, kFolderPlacesAt = 32;
 
   // observer: told of each stack as it is placed (nullptr: none).
-  // known_slots: the bound of a KnownStacks (0: none; not with an observer).
+  // known_slots: the bound of a KnownStacks (0: none; not with an observer
+  // that does not take known stacks).
   SymbolisingThread(StackSymboliser& symboliser, StackTreeBuilder& tree, FoldObserver* observer = nullptr,
                     size_t known_slots = 0)
       : tree_(tree),
         observer_(observer),
         places_under_(observer ? 0 : kPlacesUnder),
         folder_places_at_(observer ? 0 : kFolderPlacesAt),
-        known_{known_slots && !observer ? std::make_unique<KnownStacks>(known_slots) : nullptr},
+        known_{known_slots && (!observer || observer->takes_known_stacks()) ? std::make_unique<KnownStacks>(known_slots)
+                                                                              : nullptr},
         queue_([this, &symboliser](const std::vector<Job>& jobs) { symbolise(symboliser, jobs); }, kMaxBacklog) {}
   ~SymbolisingThread() { stop(); }
 
@@ -151,6 +153,7 @@ class SymbolisingThread {
     NamedStacks named;
     std::vector<StackFingerprint> fingerprints;
     std::vector<uint32_t> indices;
+    std::vector<uint32_t> serials;  // with an observer: its index of each
     std::vector<NodeId> nodes;
   };
 
@@ -177,14 +180,22 @@ class SymbolisingThread {
       for (size_t i = 0; i < jobs.size(); ++i) {
         const Job& j = jobs[i];
         if (i + kAhead < jobs.size()) known_.table->prefetch(jobs[i + kAhead].fp);
-        if (const NodeId node = known_.table->find(j.fp)) {
+        uint32_t same_as = 0;
+        if (const NodeId node = known_.table->find(j.fp, &same_as)) {
           append_known(named, j.idx, node);
+          if (observer_) {
+            NamedStacks::ObservedStack known{};
+            known.index = symboliser.observer_index(j.idx);
+            known.same_as = same_as;
+            named.stacks.push_back(known);
+          }
           ++hits;
           continue;
         }
         symboliser.symbolise(j.idx, j.key, j.pid, j.maps, named);
         batch.fingerprints.push_back(j.fp);
         batch.indices.push_back(j.idx);
+        if (observer_) batch.serials.push_back(symboliser.observer_index(j.idx));
       }
       keep_known_or_not(jobs.size(), hits);
     }
@@ -246,10 +257,12 @@ class SymbolisingThread {
     if (known_.table && batch.nodes.size() == batch.fingerprints.size()) {
       known_.table->reserve_for(known_.table->size() + batch.nodes.size());  // no doubling after the prefetches
       for (const StackFingerprint& fp : batch.fingerprints) known_.table->prefetch(fp);
-      for (size_t i = 0; i < batch.nodes.size(); ++i) known_.table->remember(batch.fingerprints[i], batch.nodes[i]);
+      for (size_t i = 0; i < batch.nodes.size(); ++i)
+        known_.table->remember(batch.fingerprints[i], batch.nodes[i], batch.serials.empty() ? 0 : batch.serials[i]);
     }
     batch.fingerprints.clear();
     batch.indices.clear();
+    batch.serials.clear();
     batch.nodes.clear();
   }
   // KnownStacks pays where stacks come back: each look-up costs a cache

@@ -97,6 +97,14 @@ void PerfDataCollector::add_by_object(uint32_t index, uint32_t root, const RawSt
   for (size_t j = memo.reused; j < memo.kept; ++j) slot[j] = leaf_first[count - 1 - (j - memo.reused)];
 }
 
+void PerfDataCollector::on_known_raw_stack(uint32_t index, uint32_t same_as) {
+  if (finished_) throw std::logic_error("pprof export: a raw stack after the fold's weights");
+  if (!by_object_ || same_as >= raws.size() || raws[same_as].root == kNone || same_as >= index)
+    throw std::logic_error("pprof export: a known raw stack that was never handed over");
+  if (raws.size() <= index) raws.resize(size_t(index) + 1, RawStack{kNone, 0, 0});
+  raws[index] = raws[same_as];  // the same root and locations (stack_locs shared)
+}
+
 uint32_t PerfDataCollector::object_location(const RawStackFrame& f) {
   const uint32_t names_flag = f.return_address ? kReturnAddress : 0;
   if (!f.kernel && !f.map) {

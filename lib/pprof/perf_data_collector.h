@@ -75,6 +75,10 @@ class PerfDataCollector final : public FoldObserver {
   // Keyed by object offset, a memo'd caller's location is the same for
   // every stack of the slot: only the frames the fold names are looked up.
   bool follows_memo() const override { return by_object_; }
+  // Keyed by object offset, a raw stack seen again (the fold's KnownStacks)
+  // has the earlier one's locations: its entry is a copy of that one's.
+  bool takes_known_stacks() const override { return by_object_; }
+  void on_known_raw_stack(uint32_t index, uint32_t same_as) override;
   void on_raw_stack(uint32_t index, const RawStackRoot& root, const RawStackFrame* frames, size_t count,
                     const RawStackMemo& memo) override;
   // The mappings are copied while the fold's maps still live.

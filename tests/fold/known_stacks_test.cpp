@@ -19,8 +19,12 @@ TEST(KnownStacks, RemembersNodesByTheWholeFingerprint) {
   // is another stack.
   EXPECT_EQ(known.find(StackFingerprint{1, 3}), 0u);
   EXPECT_EQ(known.find(StackFingerprint{5, 2}), 0u);
-  known.remember(StackFingerprint{1, 3}, 9);
-  EXPECT_EQ(known.find(StackFingerprint{1, 3}), 9u);
+  known.remember(StackFingerprint{1, 3}, 9, 42);
+  uint32_t serial = 0;
+  EXPECT_EQ(known.find(StackFingerprint{1, 3}, &serial), 9u);
+  EXPECT_EQ(serial, 42u);  // what the caller remembered it with (the observer's index)
+  // Hashes that differ only in their high half are other stacks too.
+  EXPECT_EQ(known.find(StackFingerprint{1 | (uint64_t(1) << 40), 3}), 0u);
   EXPECT_EQ(known.find(StackFingerprint{1, 2}), 7u);
   // A stack's first node stays; the root (0) is never remembered.
   known.remember(StackFingerprint{1, 2}, 8);
@@ -47,7 +51,7 @@ TEST(KnownStacks, GrowsThenStopsAtItsBound) {
   EXPECT_TRUE(known.full());
   EXPECT_LE(known.size(), max_slots / 2);
   EXPECT_GE(known.size() + 1, max_slots / 2);
-  EXPECT_LE(known.bytes(), max_slots * 16);
+  EXPECT_LE(known.bytes(), max_slots * KnownStacks::kSlotBytes);
   for (size_t i = 0; i < fps.size(); ++i) {
     const NodeId want = i < known.size() ? NodeId(i + 1) : 0;
     ASSERT_EQ(known.find(fps[i]), want) << i;

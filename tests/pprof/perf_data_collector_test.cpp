@@ -353,4 +353,56 @@ TEST(PerfDataCollector, ABoundedRawStackTableGivesTheSameProfile) {
   }
 }
 
+// With a symbolising thread, a raw stack seen again after the table forgot
+// it is not named again: the fold's KnownStacks gives it the earlier raw
+// stack's index, and the collector copies that stack's entry
+// (on_known_raw_stack). The pprof written is byte for byte the one the
+// fold on one thread writes, where every such stack is named again.
+TEST(PerfDataCollector, KnownStacksWriteTheSameBytes) {
+  setenv("DEBUGINFOD_URLS", "", 1);
+  const std::string dir = fg::test::temp_dir();
+  fg::test::write_file(dir + "/kallsyms", "");
+  uint64_t known = 0;
+  for (const std::string& path : fg::test::perf_data_fixtures()) {
+    fg::FoldOptions o;
+    o.symbols.symfs = fg::test::testdata("fold/symfs");
+    o.symbols.kallsyms_path = dir + "/kallsyms";
+    o.symbols.buildid_dir = dir;
+    o.partial = true;
+    o.max_raw_stacks = 2;
+    auto pprof = [&](unsigned threads, fg::FoldStats* st) {
+      o.threads = threads;
+      try {
+        return fg::pprof_from_perf_data(path, o, {}, st);
+      } catch (const std::exception& e) {
+        return std::string("error: ") + e.what();
+      }
+    };
+    fg::FoldStats one, two;
+    EXPECT_EQ(pprof(2, &two), pprof(1, &one)) << path;
+    EXPECT_EQ(one.known_stacks, 0u);
+    known += two.known_stacks;
+  }
+  EXPECT_GT(known, 20u);
+}
+
+TEST(PerfDataCollector, AKnownRawStackMustRepeatOneHandedOver) {
+  PerfDataCollector c(false, PprofAddresses::object);
+  EXPECT_TRUE(c.takes_known_stacks());
+  EXPECT_FALSE(PerfDataCollector(false, PprofAddresses::process).takes_known_stacks());
+  EXPECT_THROW(c.on_known_raw_stack(1, 0), std::logic_error);  // raw stack 0 was never handed over
+  RawStackRoot root;
+  root.comm = "t";
+  root.pid = root.tid = 7;
+  root.frame = 0;
+  c.on_raw_stack(0, root, nullptr, 0, RawStackMemo{});
+  c.on_known_raw_stack(3, 0);
+  ASSERT_EQ(c.raws.size(), 4u);
+  EXPECT_EQ(c.raws[3].root, c.raws[0].root);
+  EXPECT_EQ(c.raws[3].locs_start, c.raws[0].locs_start);
+  EXPECT_EQ(c.raws[3].locs_count, c.raws[0].locs_count);
+  EXPECT_EQ(c.raws[1].root, PerfDataCollector::kNone);  // never told
+  EXPECT_THROW(c.on_known_raw_stack(4, 4), std::logic_error);  // not an earlier one
+}
+
 }  // namespace fg
