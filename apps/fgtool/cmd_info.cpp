@@ -78,7 +78,7 @@ int run_info(const std::vector<std::string>& args) {
   o << "processes:   " << st.processes << "\n";
   o << "folded:      " << st.folded_samples << " samples of " << (st.event.empty() ? "-" : t(st.event)) << " into "
     << profile.stack_count() << " stacks, " << st.unique_frames << " distinct frames; " << st.unknown_frames << " of "
-    << st.frames << " frames unresolved\n";
+    << st.named_addresses << " distinct addresses named had no symbol\n";
   if (st.dwarf) {
     o << "unwinding:   " << st.unwind.samples << " DWARF stacks, " << st.unwind.complete() << " complete, "
       << st.unwind.truncated() << " cut short";

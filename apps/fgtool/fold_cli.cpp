@@ -238,8 +238,8 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
   if (verbose) {
     err << p << s.samples << " samples, " << s.folded_samples << " folded (event " << (s.event.empty() ? "-" : terminal_safe(s.event))
         << "), " << s.filtered_samples << " filtered, " << s.other_event_samples << " of other events; "
-        << s.unique_raw_stacks << " distinct raw stacks, " << s.unique_frames << " distinct frames, " << s.unknown_frames
-        << " of " << s.frames << " frames unresolved\n";
+        << s.unique_raw_stacks << " distinct raw stacks, " << s.unique_frames << " distinct frames; " << s.unknown_frames
+        << " of " << s.named_addresses << " distinct addresses named had no symbol\n";
     if (s.frames)
       err << p << "symbolising: " << s.memo_frames << " of " << s.frames
           << " frames came from the path memo (callers shared with a recent stack), " << s.named_addresses

@@ -174,6 +174,9 @@ struct FoldStats {
   // unique_raw_stacks: raw stacks symbolised; with max_raw_stacks a stack
   // seen again after the table was emptied counts again.
   uint64_t unique_raw_stacks = 0, unique_frames = 0;
+  // frames: of the raw stacks named (not those KnownStacks knew);
+  // unknown_frames: of the named_addresses (frame-cache entries made), those
+  // with no symbol (one per distinct address, not per frame).
   uint64_t kernel_frames = 0, unknown_frames = 0, frames = 0;
   uint64_t memo_frames = 0, named_addresses = 0;  // SymboliserStats
   uint64_t preloaded_objects = 0;  // objects opened ahead on another thread and used (SymbolCache)
