@@ -267,9 +267,11 @@ class SymbolisingThread {
   }
   // KnownStacks pays where stacks come back: each look-up costs a cache
   // miss, each hit saves naming and placing a stack, about ten times that.
-  // busyp2.data: 40% of the new stacks were known, the fold 4% faster;
+  // busyp2.data: a third of the new stacks known, the fold 5-10% faster;
   // busy7.data (a new browser per screenshot, most stacks never seen
-  // again): 10%, 8% slower. Past the first kJudgeAfter look-ups, a window of
+  // again): 10%, and the look-ups cost more than they saved (8% slower,
+  // measured while the counts still shared a cache line with add()'s).
+  // Past the first kJudgeAfter look-ups, a window of
   // kJudgeWindow with under one hit in kMinHitsPer ends them for the fold
   // (same output either way) and frees the table.
   static constexpr uint64_t kJudgeAfter = 256 * 1024, kJudgeWindow = 64 * 1024, kMinHitsPer = 6;
