@@ -13,10 +13,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <utility>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "folded/prefetch.h"
 #include "symbols/alias_choice.h"
