@@ -11,6 +11,21 @@ using namespace callchain_context;
 constexpr uint64_t kKernelHalf = 0xffff800000000000ull;
 static_assert(sizeof(StackAddress) <= 16, "one address per 16 bytes");
 
+// Callchain contexts: 1 kernel, 2 user, 0 other (guest/hv). A callchain
+// starts in the sample's own.
+inline int first_context(const Sample& s) { return s.cpumode() == 1 ? 1 : 2; }
+// The context a marker (v >= MAX) starts; returns the words it takes: a
+// deferred user context's marker is followed by a cookie, not an address.
+inline uint64_t read_marker(uint64_t v, int* context) {
+  if (v == KERNEL) *context = 1;
+  else if (v == USER) *context = 2;
+  else if (v == USER_DEFERRED) {
+    *context = 2;
+    return 2;
+  } else *context = 0;
+  return 1;
+}
+
 // Calls take(address, kernel, return_address) for each address of a
 // callchain, leaf first, reading its context markers: guest and hypervisor
 // contexts are skipped, and the user context too when skip_user (DWARF
@@ -18,20 +33,16 @@ static_assert(sizeof(StackAddress) <= 16, "one address per 16 bytes");
 // marker is the sampled pc, the others callers' return addresses.
 template <class Take>
 inline void walk_callchain(const Sample& s, bool skip_user, Take&& take) {
-  int context = s.cpumode() == 1 ? 1 : 2;  // 1 kernel, 2 user, 0 other (guest/hv)
+  int context = first_context(s);
   bool first = true;
-  for (uint64_t i = 0; i < s.callchain_nr; ++i) {
+  for (uint64_t i = 0; i < s.callchain_nr;) {
     const uint64_t v = s.callchain[i];
     if (v >= MAX) {
-      if (v == KERNEL) context = 1;
-      else if (v == USER) context = 2;
-      else if (v == USER_DEFERRED) {
-        context = 2;
-        ++i;  // a cookie word, not an address
-      } else context = 0;
+      i += read_marker(v, &context);
       first = true;
       continue;
     }
+    ++i;
     if (context == 0 || (context == 2 && skip_user)) continue;
     take(v, context == 1, !first);
     first = false;
@@ -91,20 +102,14 @@ void StackKeyBuilder::append_callchain_key(const Sample& s, const void* root, co
   // fold, on the thread that reads the file.
   const uint64_t* const chain = s.callchain;
   const uint64_t nr = s.callchain_nr;
-  int context = s.cpumode() == 1 ? 1 : 2;  // 1 kernel, 2 user, 0 other (guest/hv)
+  int context = first_context(s);
   bool first = true, user = false, truncated = false;
   size_t n = 0;
   for (uint64_t i = 0; i < nr;) {
     const uint64_t v = chain[i];
     if (v >= MAX) {
-      if (v == KERNEL) context = 1;
-      else if (v == USER) context = 2;
-      else if (v == USER_DEFERRED) {
-        context = 2;
-        ++i;  // a cookie word, not an address
-      } else context = 0;
+      i += read_marker(v, &context);
       first = true;
-      ++i;
       continue;
     }
     uint64_t j = i + 1;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fold/fold_perf_data.h"
+#include "fixture_fold_options.h"
 #include "folded_text.h"
 #include "test_support.h"
 
@@ -56,16 +57,9 @@ TEST(FoldTeardown, ASecondStateIsDestroyedAtOnce) {
 // Every perf.data fixture: the same folded text and stats with the fold's
 // state taken down after the return as with it taken down before.
 TEST(FoldTeardown, EveryFixtureFoldsTheSameWithATeardown) {
-  setenv("DEBUGINFOD_URLS", "", 1);
-  const std::string dir = temp_dir();
-  write_file(dir + "/kallsyms", "");
   size_t folded = 0;
   for (const std::string& path : perf_data_fixtures()) {
-    FoldOptions o;
-    o.symbols.kallsyms_path = dir + "/kallsyms";
-    o.symbols.buildid_dir = dir;
-    o.symbols.symfs = testdata("fold/symfs");
-    o.partial = true;
+    const FoldOptions o = fixture_fold_options();
     FoldStats plain_stats, torn_stats;
     std::string plain, torn;
     try {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fold/fold_perf_data.h"
+#include "fixture_fold_options.h"
 #include "folded_text.h"
 #include "test_support.h"
 
@@ -28,18 +29,11 @@ std::string fold_text(const std::string& path, FoldOptions o, FoldStats* stats) 
 }
 
 TEST(RawStackBound, EveryFixtureFoldsTheSameWithATinyBound) {
-  setenv("DEBUGINFOD_URLS", "", 1);
-  const std::string dir = temp_dir();
-  write_file(dir + "/kallsyms", "");
   size_t forgetting_folds = 0;
   uint64_t known_stacks = 0;
   for (const std::string& path : perf_data_fixtures()) {
     for (int variant = 0; variant < 3; ++variant) {
-      FoldOptions o;
-      o.symbols.kallsyms_path = dir + "/kallsyms";
-      o.symbols.buildid_dir = dir;
-      o.symbols.symfs = testdata("fold/symfs");
-      o.partial = true;  // a damaged fixture still folds what it can
+      FoldOptions o = fixture_fold_options();  // --partial: a damaged fixture still folds what it can
       if (variant == 1) o.root_with_pid = o.count = true;
       if (variant == 2) o.root_with_tid = o.addrs = true;
       for (unsigned threads : {1u, 2u}) {
@@ -73,16 +67,9 @@ TEST(RawStackBound, EveryFixtureFoldsTheSameWithATinyBound) {
 // too often) leaves the output as it was: here a bound of 1 makes every new
 // stack a wait, and the thread is judged after every 2 new stacks.
 TEST(RawStackBound, StoppingTheSymbolisingThreadMidFoldKeepsTheOutput) {
-  setenv("DEBUGINFOD_URLS", "", 1);
-  const std::string dir = temp_dir();
-  write_file(dir + "/kallsyms", "");
   size_t stopped = 0, frame_pointer_fixtures = 0;
   for (const std::string& path : perf_data_fixtures()) {
-    FoldOptions o;
-    o.symbols.kallsyms_path = dir + "/kallsyms";
-    o.symbols.buildid_dir = dir;
-    o.symbols.symfs = testdata("fold/symfs");
-    o.partial = true;
+    FoldOptions o = fixture_fold_options();
     o.threads = 1;
     const std::string want = fold_text(path, o, nullptr);
     o.threads = 2;

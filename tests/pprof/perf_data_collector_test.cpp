@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "pprof/perf_data_collector.h"
+#include "fixture_fold_options.h"
 #include "test_support.h"
 #include "folded_text.h"
 #include "pprof/pprof_reader.h"
@@ -359,16 +360,9 @@ TEST(PerfDataCollector, ABoundedRawStackTableGivesTheSameProfile) {
 // (on_known_raw_stack). The pprof written is byte for byte the one the
 // fold on one thread writes, where every such stack is named again.
 TEST(PerfDataCollector, KnownStacksWriteTheSameBytes) {
-  setenv("DEBUGINFOD_URLS", "", 1);
-  const std::string dir = fg::test::temp_dir();
-  fg::test::write_file(dir + "/kallsyms", "");
   uint64_t known = 0;
   for (const std::string& path : fg::test::perf_data_fixtures()) {
-    fg::FoldOptions o;
-    o.symbols.symfs = fg::test::testdata("fold/symfs");
-    o.symbols.kallsyms_path = dir + "/kallsyms";
-    o.symbols.buildid_dir = dir;
-    o.partial = true;
+    fg::FoldOptions o = fg::test::fixture_fold_options();
     o.max_raw_stacks = 2;
     auto pprof = [&](unsigned threads, fg::FoldStats* st) {
       o.threads = threads;
