@@ -120,22 +120,22 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   bool has_symbolising_thread() const { return symbolising_ != nullptr; }
 
   void on_mmap(const MmapRecord& r) override {
-    change_table(r.pid, r.file_offset, [&] { table_.apply(r); });
+    change_table(r.pid, r.tid, r.file_offset, [&] { table_.apply(r); });
     note_time(r.time);
   }
   void on_comm(const CommRecord& r) override {
-    change_table(r.pid, r.file_offset, [&] { table_.apply(r); });
+    change_table(r.pid, r.tid, r.file_offset, [&] { table_.apply(r); });
     note_time(r.time);
   }
   void on_fork(const TaskRecord& r) override {
-    change_table(r.pid, r.file_offset, [&] { table_.apply_fork(r); });
+    change_table(r.pid, r.tid, r.file_offset, [&] { table_.apply_fork(r); });
     note_time(r.time);
   }
   void on_exit(const TaskRecord& r) override {
     // An exit only marks the process exited (its maps stay for late
     // samples): nothing the symbolising thread reads changes.
     flush_samples();
-    selection_.table_changed();
+    selection_.table_changed(r.pid, r.tid);
     table_.apply_exit(r);
     // The process is gone: its Dwfl goes too (a late sample makes a new one).
     if (unwind_pool_ && r.pid == r.tid && r.pid > 0) unwind_pool_->forget_process(r.pid);
@@ -204,9 +204,9 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   // forked processes copy when they change theirs). Past it: an error at the
   // record, or with --partial a warning and the change left out.
   template <typename Change>
-  void change_table(int32_t pid, uint64_t file_offset, Change&& change) {
+  void change_table(int32_t pid, int32_t tid, uint64_t file_offset, Change&& change) {
     before_table_change(pid);
-    selection_.table_changed();
+    selection_.table_changed(pid, tid);
     const PerfFileInfo& info = reader_.info();
     // A pipe's budget grows with the bytes read (reader stats are ours: pipes
     // are read on this thread); a file's is fixed by its size.

@@ -14,14 +14,18 @@ size_t SampleSelection::RootKeyHash::operator()(const RootKey& k) const {
 
 SampleSelection::CachedThread& SampleSelection::thread(int32_t sample_pid, int32_t tid) {
   CachedThread& t = tid_cache_[uint32_t(tid) % tid_cache_.size()];
-  if (t.epoch == epoch_ && t.sample_pid == sample_pid && t.tid == tid) return t;
+  if (t.sample_pid == sample_pid && t.tid == tid && t.epochs[0] == epoch_of(sample_pid) &&
+      t.epochs[1] == epoch_of(tid) && t.epochs[2] == epoch_of(t.pid))
+    return t;
   t = CachedThread{};
   t.sample_pid = sample_pid;
   t.tid = tid;
-  t.epoch = epoch_;
   t.comm = comm_of(sample_pid, tid);
   t.pid = sample_pid > 0 ? sample_pid : table_.pid_of(tid);
   t.proc = table_.process(t.pid);
+  t.epochs[0] = epoch_of(sample_pid);
+  t.epochs[1] = epoch_of(tid);
+  t.epochs[2] = epoch_of(t.pid);
   return t;
 }
 

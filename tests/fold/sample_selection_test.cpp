@@ -126,15 +126,66 @@ TEST(SampleSelection, TheThreadCacheFollowsTableChanges) {
   EXPECT_EQ(first->name, "before");
   EXPECT_EQ(sel.root_of(sel.thread(10, 10)), first);  // cached
   table.on_comm(10, 10, "after", false);
-  sel.table_changed();
+  sel.table_changed(10, 10);
   SampleSelection::CachedThread& u = sel.thread(10, 10);
   EXPECT_EQ(u.comm, "after");
   EXPECT_EQ(sel.root_of(u)->name, "after");
   // A sample without a pid (-1) finds it by tid.
   table.on_fork(10, 10, 12, 10);
-  sel.table_changed();
+  sel.table_changed(10, 12);
   EXPECT_EQ(sel.thread(-1, 12).pid, 10);
   EXPECT_EQ(sel.thread(-1, 12).proc, table.process(10));
+}
+
+// A change is only seen by the threads of its pid and tid: the others keep
+// their cached entry (root_of's answer stays filled in it).
+TEST(SampleSelection, ATableChangeStalesOnlyItsPidAndTid) {
+  ProcessTable table;
+  table.on_comm(10, 10, "ten", false);
+  table.on_comm(10, 11, "ten_b", false);
+  table.on_comm(20, 20, "twenty", false);
+  SampleSelection sel(SampleSelectionOptions{}, table);
+  for (auto [pid, tid] : {std::pair{10, 10}, {10, 11}, {20, 20}}) sel.root_of(sel.thread(pid, tid));
+  auto cached = [&](int32_t pid, int32_t tid) { return sel.thread(pid, tid).root != nullptr; };
+
+  // Another process's map change: nothing of pid 10 is stale.
+  table.add_mmap(20, 0x1000, 0x1000, 0, "/bin/x", true);
+  sel.table_changed(20, 20);
+  EXPECT_TRUE(cached(10, 10));
+  EXPECT_TRUE(cached(10, 11));
+  EXPECT_FALSE(cached(20, 20));
+  sel.root_of(sel.thread(20, 20));
+
+  // A thread's new name: that thread, and its process's (the process comm
+  // other threads without a COMM of their own fall back to).
+  table.on_comm(10, 11, "renamed", false);
+  sel.table_changed(10, 11);
+  EXPECT_FALSE(cached(10, 11));
+  EXPECT_EQ(sel.thread(10, 11).comm, "renamed");
+  EXPECT_FALSE(cached(10, 10));
+  EXPECT_TRUE(cached(20, 20));
+
+  // A new process reusing pid 20 (a FORK of pid 20 from 10): its cached
+  // thread and process are the old ones' no more.
+  const ProcessMaps* old_proc = sel.thread(20, 20).proc;
+  table.on_exit(20, 20);
+  sel.table_changed(20, 20);
+  table.on_fork(20, 10, 20, 10);
+  sel.table_changed(20, 20);
+  SampleSelection::CachedThread& reused = sel.thread(20, 20);
+  EXPECT_EQ(reused.proc, table.process(20));
+  EXPECT_NE(reused.proc, old_proc);
+  EXPECT_EQ(reused.comm, "ten");  // the parent's
+
+  // A sample without a pid finds its process by tid: a FORK that gives the
+  // tid to another process changes it, though neither pid is the sample's.
+  table.on_fork(10, 10, 12, 10);
+  sel.table_changed(10, 12);
+  EXPECT_EQ(sel.thread(-1, 12).pid, 10);
+  table.on_fork(30, 20, 12, 20);
+  sel.table_changed(30, 12);
+  EXPECT_EQ(sel.thread(-1, 12).pid, 30);
+  EXPECT_EQ(sel.thread(-1, 12).proc, table.process(30));
 }
 
 }  // namespace
