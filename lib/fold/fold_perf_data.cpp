@@ -120,7 +120,8 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   bool has_symbolising_thread() const { return symbolising_ != nullptr; }
 
   void on_mmap(const MmapRecord& r) override {
-    change_table(r.pid, r.tid, r.file_offset, [&] { table_.apply(r); });
+    change_table(ProcessTable::is_kernel_mmap(r.pid, r.start) ? ProcessTable::kKernelPid : r.pid, r.tid,
+                 r.file_offset, [&] { table_.apply(r); });
     note_time(r.time);
   }
   void on_comm(const CommRecord& r) override {
@@ -134,7 +135,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   void on_exit(const TaskRecord& r) override {
     // An exit only marks the process exited (its maps stay for late
     // samples): nothing the symbolising thread reads changes.
-    flush_samples();
+    before_table_change(r.pid);
     selection_.table_changed(r.pid, r.tid);
     table_.apply_exit(r);
     // The process is gone: its Dwfl goes too (a late sample makes a new one).
@@ -224,12 +225,18 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     }
   }
 
-  // Before the process table changes pid's process: the samples waiting in
-  // the prefetch ring must see the table as it was. The symbolising thread
-  // need not finish: each queued stack holds a snapshot of its process's
-  // map list (draining at every mmap, comm, fork and exit of a process with
-  // queued stacks cost busy.data 31 k waits and made the thread not pay).
-  void before_table_change(int32_t) { flush_samples(); }
+  // Before the process table changes pid's process (kKernelPid: the
+  // kernel's maps): the samples of that process waiting in the prefetch
+  // ring must see the table as it was; the others' keys and maps do not
+  // change. Samples queued for DWARF unwinding (any process) are all
+  // unwound first. The symbolising thread need not finish: each queued
+  // stack holds a snapshot of its process's map list (draining at every
+  // mmap, comm, fork and exit of a process with queued stacks cost
+  // busy.data 31 k waits and made the thread not pay).
+  void before_table_change(int32_t pid) {
+    if (!unwind_pool_->empty() || pid <= 0) return flush_samples();
+    raw_.flush_process(pid);
+  }
 
   // Unwind only what this view folds: switch samples for off-CPU, the others for on-CPU.
   bool wants_unwinding(const Sample& s) const {

@@ -17,6 +17,7 @@ void RawStackIndex::commit(double weight, int32_t pid, const ProcessMaps* proc) 
   p.weight = weight;
   p.pid = pid;
   p.proc = proc;
+  ring_pids_[(head_ + count_) % kRing] = pid;
   const RawStackTable& t = table();
   t.prefetch_slot(p.hash);
   ++count_;
@@ -27,6 +28,19 @@ void RawStackIndex::flush() {
   for (size_t i = count_ > kPrefetchKeyAfter ? count_ - kPrefetchKeyAfter : 0; i < count_; ++i)
     table().prefetch_key(at(i).hash);
   while (count_) resolve_oldest();
+}
+
+void RawStackIndex::flush_process(int32_t pid) {
+  size_t last = count_;  // none
+  for (size_t i = count_; i-- > 0;)
+    if (ring_pids_[(head_ + i) % kRing] == pid) {
+      last = i;
+      break;
+    }
+  if (last == count_) return;
+  for (size_t i = count_ > kPrefetchKeyAfter ? count_ - kPrefetchKeyAfter : 0; i <= last; ++i)
+    table().prefetch_key(at(i).hash);
+  for (size_t n = last + 1; n-- > 0;) resolve_oldest();
 }
 
 void RawStackIndex::resolve_oldest() {

@@ -205,8 +205,7 @@ const MapEntry* ProcessTable::add_mmap(int32_t pid, uint64_t start, uint64_t len
     e.build_id_size = static_cast<uint8_t>(std::min<size_t>(build_id_size, e.build_id.size()));
     std::copy(build_id, build_id + e.build_id_size, e.build_id.begin());
   }
-  bool kernel_address = start >= 0xffff800000000000ull;
-  if (pid == kKernelPid || kernel_address) {
+  if (is_kernel_mmap(pid, start)) {
     ++stats_.kernel_maps;
     insert_map(*kernel_, e);
     const MapEntry* added = kernel_->find(start);

@@ -194,6 +194,8 @@ struct ProcessTableStats {
 class ProcessTable {
  public:
   static constexpr int32_t kKernelPid = -1;
+  // Whether an MMAP of pid at start goes to the kernel's maps (add_mmap).
+  static bool is_kernel_mmap(int32_t pid, uint64_t start) { return pid == kKernelPid || start >= 0xffff800000000000ull; }
   // Mappings one process may have (2 x Linux's default vm.max_map_count).
   // A map list is a sorted array: inserting costs O(its size), so without a
   // cap a stream of mappings inserted in descending order is quadratic.

@@ -147,6 +147,68 @@ TEST(RawStackIndex, WeightsArriveAfterTheRingAndNewStacksAreReportedOnceInOrder)
   EXPECT_EQ(index.sample_count(uint32_t(first_seen.size())), 0u);
 }
 
+// flush_process resolves the ring up to the newest sample of one process,
+// oldest first, and leaves the samples after it waiting; one with no
+// sample of that process waiting resolves nothing.
+TEST(RawStackIndex, FlushingOneProcessResolvesTheRingUpToItsNewestSampleInOrder) {
+  RecordingSink sink;
+  RawStackIndex index(sink, /*count_samples=*/false);
+  const int32_t pids[] = {1, 2, 1, 3, 2, 3, 3};
+  for (size_t i = 0; i < std::size(pids); ++i) {
+    set_key(index.next_key(), {uint64_t(i), 7, 8});
+    index.commit(1.0, pids[i], nullptr);
+  }
+  index.flush_process(9);
+  EXPECT_EQ(sink.seen.size(), 0u);
+  index.flush_process(1);  // samples 0-2
+  ASSERT_EQ(sink.seen.size(), 3u);
+  index.flush_process(1);  // none of pid 1 left
+  EXPECT_EQ(sink.seen.size(), 3u);
+  index.flush_process(2);  // samples 3 and 4
+  ASSERT_EQ(sink.seen.size(), 5u);
+  set_key(index.next_key(), {99, 7, 8});
+  index.commit(1.0, 1, nullptr);
+  index.flush_process(3);  // samples 5 and 6, not the newer one of pid 1
+  ASSERT_EQ(sink.seen.size(), 7u);
+  for (uint32_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(sink.seen[i].first, i);
+    EXPECT_EQ(sink.seen[i].second, (std::vector<uint64_t>{i, 7, 8}));
+    EXPECT_EQ(sink.pids[i], pids[i]);
+  }
+  index.flush();
+  ASSERT_EQ(sink.seen.size(), 8u);
+  EXPECT_EQ(sink.seen[7].second, (std::vector<uint64_t>{99, 7, 8}));
+}
+
+// Flushing by process gives the indices and weights a whole-ring flush at
+// the same points gives (the fold's output and an observer's numbering do
+// not depend on which it used).
+TEST(RawStackIndex, FlushingByProcessNumbersStacksAsAFullFlushDoes) {
+  RecordingSink by_process_sink, full_sink;
+  RawStackIndex by_process(by_process_sink, true), full(full_sink, true);
+  std::mt19937 rng(5);
+  for (int s = 0; s < 20000; ++s) {
+    const uint32_t id = rng() % 3000;
+    const int32_t pid = int32_t(id % 13);
+    for (RawStackIndex* index : {&by_process, &full}) {
+      set_key(index->next_key(), {id, id * 3, 1});
+      index->commit(double(s % 5), pid, nullptr);
+    }
+    if (rng() % 14 == 0) {
+      by_process.flush_process(int32_t(rng() % 13));
+      full.flush();
+    }
+  }
+  by_process.flush();
+  full.flush();
+  ASSERT_EQ(by_process_sink.seen, full_sink.seen);
+  ASSERT_EQ(by_process.size(), full.size());
+  for (uint32_t i = 0; i < full.size(); ++i) {
+    EXPECT_EQ(by_process.weight(i), full.weight(i));
+    EXPECT_EQ(by_process.sample_count(i), full.sample_count(i));
+  }
+}
+
 TEST(RawStackTable, ClearForgetsEveryKeyAndRefillsItsBlocks) {
   RawStackTable t;
   for (int round = 0; round < 3; ++round) {
