@@ -135,9 +135,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
   void on_exit(const TaskRecord& r) override {
     // An exit only marks the process exited (its maps stay for late
     // samples): nothing the symbolising thread reads changes.
-    before_table_change(r.pid);
-    selection_.table_changed(r.pid, r.tid);
-    table_.apply_exit(r);
+    change_table(r.pid, r.tid, r.file_offset, [&] { table_.apply_exit(r); });
     // The process is gone: its Dwfl goes too (a late sample makes a new one).
     if (unwind_pool_ && r.pid == r.tid && r.pid > 0) unwind_pool_->forget_process(r.pid);
     note_time(r.time);

@@ -17,7 +17,6 @@ void RawStackIndex::commit(double weight, int32_t pid, const ProcessMaps* proc) 
   p.weight = weight;
   p.pid = pid;
   p.proc = proc;
-  ring_pids_[(head_ + count_) % kRing] = pid;
   const RawStackTable& t = table();
   t.prefetch_slot(p.hash);
   ++count_;
@@ -33,7 +32,7 @@ void RawStackIndex::flush() {
 void RawStackIndex::flush_process(int32_t pid) {
   size_t last = count_;  // none
   for (size_t i = count_; i-- > 0;)
-    if (ring_pids_[(head_ + i) % kRing] == pid) {
+    if (at(i).pid == pid) {
       last = i;
       break;
     }

@@ -149,7 +149,6 @@ class RawStackIndex {
   bool retired_ = false;  // the other table holds stacks not yet forgotten
   RawStackTable tables_[2];
   std::array<Pending, kRing> ring_;
-  std::array<int32_t, kRing> ring_pids_{};  // Pending::pid, scanned by flush_process
   size_t head_ = 0, count_ = 0;
   std::vector<uint32_t> counts_;  // per raw stack, only with count_samples
 };
