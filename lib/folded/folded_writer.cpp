@@ -1,8 +1,13 @@
 #include "folded/folded_writer.h"
 
-#include <charconv>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 namespace fg {
 
@@ -67,15 +72,109 @@ void write_folded(const FoldedProfile& profile, std::string& out) {
   write_lines(profile, out, [](bool) {});
 }
 
+namespace {
+
+// Writes the chunks handed to it, in order, on a thread of its own, so that
+// writing a file (the page cache's copy: about 60 ms of a busy machine's
+// 55 MB fold) overlaps the tree walk that makes the next chunk (about
+// 27 ms) instead of following it. Owning threads: the caller's (submit,
+// finish); the writing thread touches only the queue, under mutex_, and
+// the output, which the caller does not write meanwhile.
+class ChunkWriter {
+ public:
+  explicit ChunkWriter(AtomicOutput& out) : out_(out) {}
+  ~ChunkWriter() { stop(); }  // after an error on the caller's side too
+  ChunkWriter(const ChunkWriter&) = delete;
+  ChunkWriter& operator=(const ChunkWriter&) = delete;
+
+  bool started() const { return thread_.joinable(); }
+  // Queues `chunk` (waiting while kQueued are); it comes back empty, with
+  // the capacity of a written one. Rethrows the writing thread's error.
+  void submit(std::string& chunk) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!thread_.joinable()) thread_ = std::thread(&ChunkWriter::run, this);
+    cv_.wait(lock, [&] { return queued_.size() < kQueued || error_; });
+    if (error_) std::rethrow_exception(error_);
+    queued_.push_back(std::move(chunk));
+    chunk = std::string();
+    if (!spare_.empty()) {
+      chunk = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    lock.unlock();
+    cv_.notify_all();
+  }
+  // Waits until every chunk is written; rethrows a write error.
+  void finish() {
+    stop();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  static constexpr size_t kQueued = 2;
+
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return !queued_.empty() || stopping_; });
+      if (queued_.empty()) return;
+      std::string chunk = std::move(queued_.front());
+      queued_.pop_front();
+      lock.unlock();
+      try {
+        out_.write(chunk);
+      } catch (...) {
+        lock.lock();
+        error_ = std::current_exception();
+        queued_.clear();
+        cv_.notify_all();
+        return;
+      }
+      chunk.clear();
+      lock.lock();
+      spare_.push_back(std::move(chunk));
+      cv_.notify_all();
+    }
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  AtomicOutput& out_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::string> queued_;  // under mutex_
+  std::vector<std::string> spare_;  // under mutex_: written chunks, for their capacity
+  bool stopping_ = false;           // under mutex_
+  std::exception_ptr error_;        // under mutex_ until the thread is joined
+  std::thread thread_;
+};
+
+}  // namespace
+
+// A megabyte at a time, each written by a thread of its own (ChunkWriter)
+// while the next is made; an output under a megabyte is written here.
 void write_folded(const FoldedProfile& profile, AtomicOutput& out) {
+  constexpr size_t kChunk = size_t(1) << 20;
   std::string buf;
-  buf.reserve(1 << 20);
+  buf.reserve(kChunk);
+  ChunkWriter writer(out);
   write_lines(profile, buf, [&](bool last) {
-    if (last || buf.size() >= (1 << 20)) {
+    if (!last && buf.size() < kChunk) return;
+    if (last && !writer.started()) {
       out.write(buf);
       buf.clear();
+      return;
     }
+    writer.submit(buf);
+    if (buf.capacity() < kChunk) buf.reserve(kChunk);
   });
+  writer.finish();
 }
 
 }  // namespace fg
