@@ -7,6 +7,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace fg {
@@ -87,12 +88,24 @@ class ChunkWriter {
   ChunkWriter(const ChunkWriter&) = delete;
   ChunkWriter& operator=(const ChunkWriter&) = delete;
 
-  bool started() const { return thread_.joinable(); }
+  bool started() const { return thread_.joinable() || inline_; }
   // Queues `chunk` (waiting while kQueued are); it comes back empty, with
   // the capacity of a written one. Rethrows the writing thread's error.
+  // Where no thread can be started, writes it here.
   void submit(std::string& chunk) {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (!thread_.joinable()) thread_ = std::thread(&ChunkWriter::run, this);
+    if (!thread_.joinable() && !inline_) {
+      try {
+        thread_ = std::thread(&ChunkWriter::run, this);
+      } catch (const std::system_error&) {
+        inline_ = true;
+      }
+    }
+    if (inline_) {
+      out_.write(chunk);
+      chunk.clear();
+      return;
+    }
     cv_.wait(lock, [&] { return queued_.size() < kQueued || error_; });
     if (error_) std::rethrow_exception(error_);
     queued_.push_back(std::move(chunk));
@@ -151,6 +164,7 @@ class ChunkWriter {
   std::deque<std::string> queued_;  // under mutex_
   std::vector<std::string> spare_;  // under mutex_: written chunks, for their capacity
   bool stopping_ = false;           // under mutex_
+  bool inline_ = false;             // no thread could be started: the caller writes
   std::exception_ptr error_;        // under mutex_ until the thread is joined
   std::thread thread_;
 };
