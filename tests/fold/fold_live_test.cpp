@@ -85,6 +85,14 @@ class FoldLive : public ::testing::Test {
 };
 
 const std::string kCalls = FOLD_CALLS_BIN;
+
+// Where to cut a data.N of `size` bytes so that a record is cut: about two
+// thirds in, 3 bytes past a multiple of 8. perf's records are multiples of
+// 8 bytes from the file's start, so no record ends there. (Two thirds plus 3
+// ended exactly between two records in about one run in six: a short
+// recording's samples are all one size, and the cut's place modulo that size
+// took only three values.)
+uint64_t inside_a_record(uint64_t size) { return size * 2 / 3 / 8 * 8 + 3; }
 const std::string kSleeper = FOLD_SLEEPER_BIN;
 
 TEST_F(FoldLive, FramePointerCallchainsAgreeWithPerfScript) {
@@ -243,7 +251,7 @@ TEST_F(FoldLive, PerfRecordThreadsDirectoryAgrees) {
       size = e.file_size();
     }
   ASSERT_FALSE(victim.empty());
-  std::filesystem::resize_file(cut + "/" + victim, size * 2 / 3 + 3);
+  std::filesystem::resize_file(cut + "/" + victim, inside_a_record(size));
   CommandResult bad = run_shell(shell_quote(fgtool_bin()) + " fold " + shell_quote(cut));
   EXPECT_EQ(bad.status, 1) << bad.err;
   EXPECT_NE(bad.err.find(cut + "/" + victim + ": byte "), std::string::npos) << bad.err;
@@ -278,7 +286,7 @@ TEST_F(FoldLive, PerfRecordThreadsDirectoryAgrees) {
     std::filesystem::remove_all(without);
     std::filesystem::copy(whole, cut_one);
     std::filesystem::copy(whole, without);
-    std::filesystem::resize_file(cut_one + "/" + name, e.file_size() * 2 / 3 + 3);
+    std::filesystem::resize_file(cut_one + "/" + name, inside_a_record(e.file_size()));
     std::filesystem::remove(without + "/" + name);
     const double others = total(fold(without, ""));
     const std::string kept = fold(cut_one, "--partial");
