@@ -23,23 +23,19 @@ void RawStackIndex::commit(double weight, int32_t pid, const ProcessMaps* proc) 
   if (count_ > kPrefetchKeyAfter) t.prefetch_key(at(count_ - 1 - kPrefetchKeyAfter).hash);
 }
 
-void RawStackIndex::flush() {
-  for (size_t i = count_ > kPrefetchKeyAfter ? count_ - kPrefetchKeyAfter : 0; i < count_; ++i)
-    table().prefetch_key(at(i).hash);
-  while (count_) resolve_oldest();
-}
+void RawStackIndex::flush() { resolve_first(count_); }
 
 void RawStackIndex::flush_process(int32_t pid) {
-  size_t last = count_;  // none
   for (size_t i = count_; i-- > 0;)
-    if (at(i).pid == pid) {
-      last = i;
-      break;
-    }
-  if (last == count_) return;
-  for (size_t i = count_ > kPrefetchKeyAfter ? count_ - kPrefetchKeyAfter : 0; i <= last; ++i)
+    if (at(i).pid == pid) return resolve_first(i + 1);
+}
+
+// The n oldest samples, after prefetching the keys commit() has not
+// prefetched yet (the newest kPrefetchKeyAfter) among them.
+void RawStackIndex::resolve_first(size_t n) {
+  for (size_t i = count_ > kPrefetchKeyAfter ? count_ - kPrefetchKeyAfter : 0; i < n; ++i)
     table().prefetch_key(at(i).hash);
-  for (size_t n = last + 1; n-- > 0;) resolve_oldest();
+  while (n-- > 0) resolve_oldest();
 }
 
 void RawStackIndex::resolve_oldest() {

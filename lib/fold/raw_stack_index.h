@@ -136,6 +136,7 @@ class RawStackIndex {
   uint32_t resolve(const uint64_t* key, uint32_t count, const StackFingerprint& fp, int32_t pid,
                    const ProcessMaps* proc, uint64_t** entry);
   void resolve_oldest();
+  void resolve_first(size_t n);
   void make_room();
   Pending& at(size_t i) { return ring_[(head_ + i) % kRing]; }
 

@@ -1,7 +1,7 @@
 // A worker thread fed batches of jobs by one producer thread: the hand-over
 // between the folding thread and the symbolising thread, between the
-// folding thread and the DWARF unwind pool's helpers, and between the folded
-// reader and its tree builder.
+// folding thread and the DWARF unwind pool's helpers, between the folded
+// reader and its tree builder, and between write_folded and a file.
 // Owning threads: the producer calls submit/drain/stop; the worker thread
 // (started by the constructor, joined by stop) runs `work` and nothing else.
 #pragma once

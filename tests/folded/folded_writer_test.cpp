@@ -1,5 +1,5 @@
 // write_folded to a file: past the first megabyte the chunks are written by
-// a thread of their own while the next ones are made (ChunkWriter). The file
+// a thread of their own while the next ones are made (a WorkerQueue). The file
 // must hold exactly the text write_folded gives as a string, after whatever
 // the caller wrote first, and a failed write on that thread must reach the
 // caller as the error it would have been on its own.
