@@ -26,8 +26,9 @@ class KallsymsTable {
   // at a kernel/module boundary), and keeps one symbol per address chosen like
   // perf's symbols__fixup_end + symbols__fixup_duplicate (so of aliases, which all
   // lack sizes, the last one listed wins). Throws fg::InputError naming
-  // `source_name` and the line for a malformed line.
-  static KallsymsTable parse(std::string text, const std::string& source_name);
+  // `source_name` and the line for a malformed line. The table copies the names
+  // it keeps: `text` may be freed after.
+  static KallsymsTable parse(std::string_view text, const std::string& source_name);
 
   const KernelSymbol* find(uint64_t address) const;
   size_t size() const { return symbols_.size(); }
