@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "diagnostics/input_error.h"
+#include "symbols/file_bytes.h"
 #include "symbols/jit_map.h"
 #include "folded/folded_profile.h"
 #include "folded/hash.h"
@@ -71,53 +72,6 @@ bool is_file(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
-
-// A whole file's bytes. The buffer is sized from fstat for a regular file and
-// is never zero-filled: reading the build-id cache's 5 MB kallsyms copy into a
-// doubling std::string (zero-filled at each resize, copied at each doubling,
-// 16 MB of fresh pages in all) cost ~70 ms of CPU, 4% of a busy-machine fold.
-class FileBytes {
- public:
-  bool read(const std::string& path, std::string* error) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      if (error) *error = "cannot open " + path + ": " + std::strerror(errno);
-      return false;
-    }
-    // read() until EOF, not to the file size: /proc files report a size of 0,
-    // and a file may grow meanwhile. One byte over the size lets a regular
-    // file end without growing the buffer.
-    struct stat st {};
-    size_ = 0;
-    reserve(::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? size_t(st.st_size) + 1 : size_t(1) << 20);
-    for (;;) {
-      if (capacity_ == size_) reserve(capacity_ * 2);
-      ssize_t n = ::read(fd, data_.get() + size_, capacity_ - size_);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        if (error) *error = "cannot read " + path + ": " + std::strerror(errno);
-        ::close(fd);
-        return false;
-      }
-      if (n == 0) break;
-      size_ += size_t(n);
-    }
-    ::close(fd);
-    return true;
-  }
-  std::string_view view() const { return {data_.get(), size_}; }
-
- private:
-  void reserve(size_t capacity) {
-    if (capacity <= capacity_) return;
-    std::unique_ptr<char[]> bigger(new char[capacity]);  // not value-initialised: no zero fill
-    if (size_) std::memcpy(bigger.get(), data_.get(), size_);
-    data_ = std::move(bigger);
-    capacity_ = capacity;
-  }
-  std::unique_ptr<char[]> data_;
-  size_t size_ = 0, capacity_ = 0;
-};
 
 }  // namespace
 

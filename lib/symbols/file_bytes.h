@@ -1,0 +1,26 @@
+// A whole file read into memory: the kallsyms copies and JIT map files that
+// symbolisation parses. Read to EOF, so /proc files (which report a size of 0)
+// work too; a regular file's buffer is sized once from fstat.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace fg {
+
+class FileBytes {
+ public:
+  // Replaces the held bytes with the file's. On failure returns false and,
+  // when `error` is given, says why, naming the path.
+  bool read(const std::string& path, std::string* error);
+  std::string_view view() const { return {data_.get(), size_}; }
+
+ private:
+  void reserve(size_t capacity);
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0, capacity_ = 0;
+};
+
+}  // namespace fg
