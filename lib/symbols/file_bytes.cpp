@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -23,9 +24,20 @@ bool FileBytes::read(const std::string& path, std::string* error) {
   // Read until EOF, not to the size: a file may grow meanwhile (a JIT appends
   // to its map). One byte over the size lets a regular file end without growing.
   struct stat st {};
-  reserve(::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? size_t(st.st_size) + 1 : size_t(1) << 20);
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  auto too_large = [&] {
+    if (error) *error = path + ": larger than " + std::to_string(kMaxBytes >> 20) + " MB: not read";
+    ::close(fd);
+    size_ = 0;
+    return false;
+  };
+  if (regular && uint64_t(st.st_size) > kMaxBytes) return too_large();
+  reserve(regular ? size_t(st.st_size) + 1 : size_t(1) << 20);
   for (;;) {
-    if (capacity_ == size_) reserve(capacity_ * 2);
+    if (capacity_ == size_) {
+      if (capacity_ >= kMaxBytes) return too_large();
+      reserve(std::min(capacity_ * 2, kMaxBytes));
+    }
     ssize_t n = ::read(fd, data_.get() + size_, capacity_ - size_);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {

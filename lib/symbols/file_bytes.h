@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -12,6 +13,10 @@ namespace fg {
 
 class FileBytes {
  public:
+  // The memory budget: this machine's kallsyms is 5 MB and a long-running
+  // JIT's perf map tens of MB; a larger file (a sparse or endless one named by
+  // mistake) is refused rather than read.
+  static constexpr size_t kMaxBytes = size_t(1) << 30;
   // Replaces the held bytes with the file's. On failure returns false and,
   // when `error` is given, says why, naming the path.
   bool read(const std::string& path, std::string* error);

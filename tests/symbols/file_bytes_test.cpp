@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <random>
@@ -66,6 +67,19 @@ TEST(FileBytes, MissingFileSaysWhichAndHoldsNothing) {
   EXPECT_TRUE(f.view().empty());
   EXPECT_FALSE(f.read(dir, &error));  // a directory: read() fails with EISDIR
   EXPECT_NE(error.find("cannot read " + dir), std::string::npos) << error;
+}
+
+// A sparse file over the budget is refused before anything is allocated.
+TEST(FileBytes, FileOverTheBudgetIsRefused) {
+  const std::string dir = fg::test::temp_dir();
+  const std::string path = dir + "/sparse";
+  fg::test::write_file(path, "");
+  ASSERT_EQ(::truncate(path.c_str(), off_t(fg::FileBytes::kMaxBytes) + 1), 0);
+  fg::FileBytes f;
+  std::string error;
+  EXPECT_FALSE(f.read(path, &error));
+  EXPECT_NE(error.find(path + ": larger than 1024 MB"), std::string::npos) << error;
+  EXPECT_TRUE(f.view().empty());
 }
 
 }  // namespace
