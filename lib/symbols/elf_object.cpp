@@ -80,7 +80,7 @@ std::string raw_build_id_of(Elf* elf) {
 int open_if_build_id(const std::string& path, const std::string& want) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   bool ok = elf && elf_kind(elf) == ELF_K_ELF && !want.empty() && raw_build_id_of(elf) == want;
   if (elf) elf_end(elf);
   if (!ok) {
@@ -349,7 +349,9 @@ bool ElfObject::read_elf_headers(std::string* problem) {
     *problem = "cannot open " + path_ + ": " + std::strerror(errno);
     return false;
   }
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  // Read, not mapped: see read_ahead_symbol_sections (headers only; no unmap
+  // and its TLB flush on every core at elf_end).
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   GElf_Ehdr ehdr;
   if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
     *problem = path_ + ": not an ELF file" + (elf ? "" : std::string(" (") + elf_errmsg(-1) + ")");

@@ -29,8 +29,11 @@ size_t read_ahead_symbol_sections(const std::string& path) {
   if (fd < 0) return 0;
   size_t asked = 0;
   elf_version(EV_CURRENT);
-  // ELF_C_READ_MMAP: only the pages of the headers it parses are touched.
-  if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+  // ELF_C_READ: libelf preads only the headers and the section names it
+  // parses, and maps nothing. (With ELF_C_READ_MMAP, each elf_end unmapped
+  // the file: a TLB flush on every core the fold's threads run on. Here and
+  // in ElfObject's header check, that was 1-2% of a busy-machine fold's CPU.)
+  if (Elf* elf = elf_begin(fd, ELF_C_READ, nullptr)) {
     size_t shstrndx = 0;
     const bool names = elf_kind(elf) == ELF_K_ELF && elf_getshdrstrndx(elf, &shstrndx) == 0;
     for (Elf_Scn* scn = nullptr; elf_kind(elf) == ELF_K_ELF && (scn = elf_nextscn(elf, scn));) {
