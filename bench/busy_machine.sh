@@ -305,13 +305,13 @@ printf '  %-4s cold first run <= 1.5x warm: %s s vs %s s (%sx)\n' \
 # recording 20x is perf script's time / 20.
 printf '  (also: under 0.8 s, the issue'"'"'s 20x of a 15 s perf script: %s, %s s; 20x of this recording'"'"'s perf script is %s s)\n' \
   "$(verdict "$fold_wall < 0.8")" "$fold_wall" "$(awk -v s="$script_wall" 'BEGIN{printf "%.2f", s/20}')"
-printf '  %-4s pprof export adds < 0.3 s to the fold: +%s s wall (+%s s cpu), peak %s MB vs %s MB (issue 18)\n' \
-  "$(verdict "$export_wall - $fold_wall < 0.3")" "$(awk -v e="$export_wall" -v f="$fold_wall" 'BEGIN{printf "%.2f", e-f}')" \
-  "$(awk -v e="$export_cpu" -v f="$fold_cpu" 'BEGIN{printf "%.2f", e-f}')" "$export_rssmax" "$fold_rssmax"
-printf '  (also: each process'"'"'s own addresses, --addresses process --no-source-lines: +%s s wall, peak %s MB)\n' \
-  "$(awk -v e="$export_proc_wall" -v f="$fold_wall" 'BEGIN{printf "%.2f", e-f}')" "$export_proc_rssmax"
-printf '  (also: pprof export at function level, --granularity functions, no addresses: +%s s wall, peak %s MB)\n' \
-  "$(awk -v e="$export_fn_wall" -v f="$fold_wall" 'BEGIN{printf "%.2f", e-f}')" "$export_fn_rssmax"
+printf '  %-4s pprof export adds < 0.3 s to the fold: %s s wall (%s s cpu), peak %s MB vs %s MB (issue 18)\n' \
+  "$(verdict "$export_wall - $fold_wall < 0.3")" "$(awk -v e="$export_wall" -v f="$fold_wall" 'BEGIN{printf "%+.2f", e-f}')" \
+  "$(awk -v e="$export_cpu" -v f="$fold_cpu" 'BEGIN{printf "%+.2f", e-f}')" "$export_rssmax" "$fold_rssmax"
+printf '  (also: each process'"'"'s own addresses, --addresses process --no-source-lines: %s s wall, peak %s MB)\n' \
+  "$(awk -v e="$export_proc_wall" -v f="$fold_wall" 'BEGIN{printf "%+.2f", e-f}')" "$export_proc_rssmax"
+printf '  (also: pprof export at function level, --granularity functions, no addresses: %s s wall, peak %s MB)\n' \
+  "$(awk -v e="$export_fn_wall" -v f="$fold_wall" 'BEGIN{printf "%+.2f", e-f}')" "$export_fn_rssmax"
 # Where the export's time goes, from its own --stats line: the fold with
 # the collector watching, building the samples (gzip runs meanwhile on the
 # other core), and the encoding and gzip left after that.
