@@ -275,7 +275,10 @@ class ProcessTable {
   std::atomic<uint64_t> map_list_bytes_{0};
   uint64_t map_list_budget_ = 0;
 
-  std::unordered_set<std::string> strings_;
+  // Interned paths and comms: the set holds views of the deque's strings,
+  // which never move, so a look-up of a name seen before allocates nothing.
+  std::unordered_set<std::string_view> interned_;
+  std::deque<std::string> strings_;
   std::deque<MapEntry> entries_;
   std::unordered_map<int32_t, std::unique_ptr<ProcessMaps>> processes_;
   std::unordered_map<int32_t, Thread> threads_;
