@@ -237,6 +237,8 @@ void PerfDataReader::Impl::swap_reading_state(DirFile& f) {
   std::swap(zstd, f.zstd);
   std::swap(zpending, f.zpending);
   std::swap(zstream_offset, f.zstream_offset);
+  std::swap(advised, f.advised);
+  std::swap(advise_at, f.advise_at);
   map = f.map;
   end = f.size;
 }

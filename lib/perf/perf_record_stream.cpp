@@ -4,6 +4,9 @@
 // perf_sample::decode_sample), counted and queued for time order; user
 // records (HEADER_*, FINISHED_ROUND, ...) acted on at once; due records
 // delivered to the handler.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "folded/prefetch.h"
 #include "perf/perf_reader_impl.h"
 #include "perf/sample_decoder.h"
@@ -33,6 +36,41 @@ void PerfDataReader::Impl::prefetch_ahead() {
   // start at this record.
   if (prefetched < pos || prefetched > upto + kLine) prefetched = pos & ~(kLine - 1);
   for (; prefetched < upto; prefetched += kLine) prefetch_for_read(map + prefetched);
+}
+
+// Asks the kernel to read ahead the parts of the next 64 MB of the input that
+// are not in the page cache, every 8 MB of progress. Where the file is not
+// cached (copied from elsewhere, recorded a while ago, or partly reclaimed, as
+// these VMs' DAMON reclaim does), only the mapping's own read-ahead brought it
+// in, a window per fault, each a wait: folding a 534 MB recording out of the
+// cache took 0.84-1.85 s, now 0.92-0.99 s (warm: 0.8-0.9 s). The pages go to
+// the page cache, not this process's resident set. One madvise per MB, at MB
+// boundaries of the file: per call the kernel reads at most its read-ahead
+// window (read_ahead_kb, often 128 KB) or the device's I/O size from where
+// the call starts. mincore skips the MBs already cached: asking for those
+// too cost a warm fold 1-3% (it tells the page cache's state for a file this
+// process owns or may write; for others only what is mapped here, and then
+// every MB is asked for).
+void PerfDataReader::Impl::read_ahead_file() {
+  constexpr uint64_t kWindow = 64u << 20, kStep = 8u << 20, kChunk = 1u << 20;
+  if (pos < advise_at) return;
+  static const uint64_t kPage = uint64_t(sysconf(_SC_PAGESIZE));
+  uint64_t from = std::max(advised, pos) & ~(kPage - 1);
+  const uint64_t to = std::min(end, pos + kWindow);
+  if (from < to) {
+    residency.resize((to - from + kPage - 1) / kPage);
+    const uint64_t base = from;
+    const bool known = ::mincore(const_cast<uint8_t*>(map) + base, to - base, residency.data()) == 0;
+    while (from < to) {
+      const uint64_t next = std::min(to, (from + kChunk) & ~(kChunk - 1));
+      bool missing = !known;
+      for (uint64_t p = from; p < next && !missing; p += kPage) missing = !(residency[(p - base) / kPage] & 1);
+      if (missing) ::madvise(const_cast<uint8_t*>(map) + from, next - from, MADV_WILLNEED);  // a hint: errors ignored
+      from = next;
+    }
+  }
+  advised = std::max(advised, to);
+  advise_at = pos + kStep;
 }
 
 bool PerfDataReader::Impl::next_record(RawRecord& r) {
@@ -65,6 +103,7 @@ bool PerfDataReader::Impl::next_record(RawRecord& r) {
   }
   if (pos >= end) return false;
   prefetch_ahead();
+  read_ahead_file();
   cur_offset = pos;
   cur_type = 0;
   cur_size = 0;

@@ -5,8 +5,15 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <thread>
 
 #include "diagnostics/input_error.h"
 #include "perf/perf_data_reader.h"
@@ -322,6 +329,65 @@ TEST(PerfSynthetic, HandlerExceptionsPropagate) {
   opt.partial = true;
   PerfDataReader r(p, opt);
   EXPECT_THROW(r.read(t, opt), InputError);
+}
+
+// The reader asks for the file ahead of where it reads (read_ahead_file, a
+// call per MB of the file): on a file out of the page cache, the first page
+// of each MB from 32 to 40 MB comes in while the handler holds the reader
+// near the start. The mapping's own read-ahead reads a window or two past
+// the last fault (at most 8 MB each, even where read_ahead_kb is that large).
+TEST(PerfSynthetic, FileIsReadAheadOfTheRecords) {
+  uint64_t st = sb::IP | sb::TID | sb::TIME | sb::PERIOD;
+  std::string data;
+  const std::string round = record(68, 0, "");
+  for (uint64_t i = 0; data.size() < (44u << 20); ++i) {
+    data += sample(i, 1, i);
+    if (i % 2000 == 1999) data += round;
+  }
+  const std::string bytes = file_mode({attr_raw(128, st)}, {{}}, data);
+  const std::string path = write_temp("ahead.data", bytes);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  std::vector<size_t> probes;  // the first page of each MB from 32 to 40 MB
+  for (size_t mb = 32; mb < 40; ++mb) probes.push_back(mb << 20);
+  // Out of the page cache (written back first: dirty pages stay).
+  int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  void* probe = ::mmap(nullptr, bytes.size(), PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(probe, MAP_FAILED);
+  auto resident = [&] {
+    size_t n = 0;
+    for (size_t at : probes) {
+      unsigned char in = 0;
+      if (::mincore(static_cast<char*>(probe) + at, page, &in) == 0) n += in & 1;
+    }
+    return n;
+  };
+  if (resident() != 0) {
+    ::munmap(probe, bytes.size());
+    GTEST_SKIP() << "this file system keeps the file cached (tmpfs?): nothing to read ahead";
+  }
+  struct Hold : RecordHandler {
+    std::function<void()> first;
+    bool seen = false;
+    void on_sample(const Sample&) override {
+      if (!seen) first();
+      seen = true;
+    }
+  } hold;
+  size_t at_first_sample = 0;
+  hold.first = [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while ((at_first_sample = resident()) < probes.size() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  PerfDataReader r(path);
+  r.read(hold);
+  ::munmap(probe, bytes.size());
+  EXPECT_TRUE(hold.seen);
+  EXPECT_EQ(at_first_sample, probes.size()) << "pages resident of the " << probes.size() << " probed at 32-40 MB";
 }
 
 // COMPRESSED2 records holding one zstd stream flushed at arbitrary points, so
