@@ -32,7 +32,8 @@ bool FileBytes::read(const std::string& path, std::string* error) {
     return false;
   };
   if (regular && uint64_t(st.st_size) > kMaxBytes) return too_large();
-  reserve(regular ? size_t(st.st_size) + 1 : size_t(1) << 20);
+  // /proc files are regular with a size of 0: they start at 1 MB, as pipes do.
+  reserve(regular && st.st_size > 0 ? size_t(st.st_size) + 1 : size_t(1) << 20);
   for (;;) {
     if (capacity_ == size_) {
       if (capacity_ >= kMaxBytes) return too_large();

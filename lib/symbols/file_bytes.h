@@ -1,6 +1,6 @@
 // A whole file read into memory: the kallsyms copies and JIT map files that
 // symbolisation parses. Read to EOF, so /proc files (which report a size of 0)
-// work too; a regular file's buffer is sized once from fstat.
+// work too; the buffer of a regular file with a size is sized once from fstat.
 #pragma once
 
 #include <cstddef>
