@@ -238,7 +238,6 @@ void PerfDataReader::Impl::swap_reading_state(DirFile& f) {
   std::swap(zpending, f.zpending);
   std::swap(zstream_offset, f.zstream_offset);
   std::swap(advised, f.advised);
-  std::swap(advise_at, f.advise_at);
   map = f.map;
   end = f.size;
 }

@@ -116,7 +116,7 @@ struct PerfDataReader::Impl {
     size_t size = 0;
     uint64_t pos = 0;
     uint64_t released = 0;  // its pages below this were handed back (read_dir_files)
-    uint64_t advised = 0, advise_at = 0;  // read_ahead_file's state for it
+    uint64_t advised = 0;  // read_ahead_file's state for it
     std::unique_ptr<perf_zstd::ZstdStream> zstd;  // each thread compressed its own stream
     std::vector<uint8_t> zpending;
     uint64_t zstream_offset = 0;
@@ -129,9 +129,8 @@ struct PerfDataReader::Impl {
   std::unique_ptr<StreamInput> stream;
   uint64_t pos = 0, end = 0;  // mmap: current offset and end of the data
   uint64_t prefetched = 0;    // mmap: the lines below this were prefetched (next_record)
-  // mmap: the file below `advised` was asked for ahead (read_ahead_file),
-  // which asks again once the reading passes advise_at.
-  uint64_t advised = 0, advise_at = 0;
+  // mmap: the file below `advised` was asked for ahead (read_ahead_file).
+  uint64_t advised = 0;
   std::vector<unsigned char> residency;  // read_ahead_file's mincore answer
   void read_ahead_file();
   std::vector<uint64_t> scratch = std::vector<uint64_t>(65536 / 8 + 1);  // one stream record, aligned

@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "folded/prefetch.h"
 #include "perf/perf_reader_impl.h"
 #include "perf/sample_decoder.h"
@@ -39,9 +41,10 @@ void PerfDataReader::Impl::prefetch_ahead() {
 }
 
 // Asks the kernel to read ahead the parts of the next 64 MB of the input that
-// are not in the page cache, every 8 MB of progress. Where the file is not
-// cached (copied from elsewhere, recorded a while ago, or partly reclaimed, as
-// these VMs' DAMON reclaim does), only the mapping's own read-ahead brought it
+// are not in the page cache, every 8 MB of progress (when the reading is
+// within 56 MB of what was asked for). Where the file is not cached (copied
+// from elsewhere, recorded a while ago, or partly reclaimed, as these VMs'
+// DAMON reclaim does), only the mapping's own read-ahead brought it
 // in, a window per fault, each a wait: folding a 534 MB recording out of the
 // cache took 0.84-1.85 s, now 0.92-0.99 s (warm: 0.8-0.9 s). The pages go to
 // the page cache, not this process's resident set. One madvise per MB, at MB
@@ -53,24 +56,21 @@ void PerfDataReader::Impl::prefetch_ahead() {
 // every MB is asked for).
 void PerfDataReader::Impl::read_ahead_file() {
   constexpr uint64_t kWindow = 64u << 20, kStep = 8u << 20, kChunk = 1u << 20;
-  if (pos < advise_at) return;
+  if (advised >= end || pos + (kWindow - kStep) < advised) return;
   static const uint64_t kPage = uint64_t(sysconf(_SC_PAGESIZE));
-  uint64_t from = std::max(advised, pos) & ~(kPage - 1);
+  const uint64_t base = std::max(advised, pos) & ~(kPage - 1);
   const uint64_t to = std::min(end, pos + kWindow);
-  if (from < to) {
-    residency.resize((to - from + kPage - 1) / kPage);
-    const uint64_t base = from;
-    const bool known = ::mincore(const_cast<uint8_t*>(map) + base, to - base, residency.data()) == 0;
-    while (from < to) {
-      const uint64_t next = std::min(to, (from + kChunk) & ~(kChunk - 1));
-      bool missing = !known;
-      for (uint64_t p = from; p < next && !missing; p += kPage) missing = !(residency[(p - base) / kPage] & 1);
-      if (missing) ::madvise(const_cast<uint8_t*>(map) + from, next - from, MADV_WILLNEED);  // a hint: errors ignored
-      from = next;
-    }
+  residency.resize((to - base + kPage - 1) / kPage);
+  const bool known = ::mincore(const_cast<uint8_t*>(map) + base, to - base, residency.data()) == 0;
+  for (uint64_t from = base; from < to;) {
+    const uint64_t next = std::min(to, (from + kChunk) & ~(kChunk - 1));
+    const auto first = residency.begin() + std::ptrdiff_t((from - base) / kPage);
+    const auto last = residency.begin() + std::ptrdiff_t((next - base + kPage - 1) / kPage);
+    if (!known || std::any_of(first, last, [](unsigned char in) { return !(in & 1); }))
+      ::madvise(const_cast<uint8_t*>(map) + from, next - from, MADV_WILLNEED);  // a hint: errors ignored
+    from = next;
   }
-  advised = std::max(advised, to);
-  advise_at = pos + kStep;
+  advised = to;
 }
 
 bool PerfDataReader::Impl::next_record(RawRecord& r) {

@@ -81,15 +81,14 @@ KallsymsLine parse_kallsyms_line(std::string_view line, size_t lineno, const std
 
 KallsymsTable KallsymsTable::parse(std::string_view text, const std::string& source_name) {
   KallsymsTable t;
-  std::string_view all = text;
   std::vector<Parsed> parsed;
-  parsed.reserve(all.size() / 40);  // about 45 bytes a line
+  parsed.reserve(text.size() / 40);  // about 45 bytes a line
   size_t lines = 0, nonzero = 0, total = 0;
   size_t pos = 0;
-  while (pos < all.size()) {
-    size_t eol = all.find('\n', pos);
-    if (eol == std::string_view::npos) eol = all.size();
-    std::string_view line = all.substr(pos, eol - pos);
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = text.substr(pos, eol - pos);
     pos = eol + 1;
     ++lines;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
