@@ -239,10 +239,11 @@ void report_fold_stats(const std::string& input, const FoldOptions& o, const Fol
     err << p << s.samples << " samples, " << s.folded_samples << " folded (event " << (s.event.empty() ? "-" : terminal_safe(s.event))
         << "), " << s.filtered_samples << " filtered, " << s.other_event_samples << " of other events; "
         << s.unique_raw_stacks << " distinct raw stacks, " << s.unique_frames << " distinct frames; " << s.unknown_frames
-        << " of " << s.named_addresses << " distinct addresses named had no symbol\n";
+        << " of " << s.named_addresses << " addresses looked up had no symbol\n";
     if (s.frames)
       err << p << "symbolising: " << s.memo_frames << " of " << s.frames
-          << " frames came from the path memo (callers shared with a recent stack), " << s.named_addresses
+          << " frames came from the path memo (callers shared with a recent stack), " << s.alike_frames
+          << " were named by their object or JIT process alone (no symbol there to look up), " << s.named_addresses
           << " addresses were symbolised, " << s.preloaded_objects << " objects opened ahead\n";
     if (s.placed_stacks)
       err << p << "symbolising thread: it placed " << s.placed_by_symbolising_thread << " of " << s.placed_stacks

@@ -526,6 +526,7 @@ class StackFolder final : public RecordHandler, private NewStackSink {
     stats_.truncated_names = ss.truncated_names;
     stats_.memo_frames = ss.memo_frames;
     stats_.named_addresses = ss.named_addresses;
+    stats_.alike_frames = ss.alike_frames;
     stats_.preloaded_objects = symboliser_.symbols().preloaded_objects();
     stats_.unique_raw_stacks = raw_.stacks_added();
     stats_.unique_frames = tree_.profile().frame_count();

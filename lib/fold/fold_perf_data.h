@@ -178,7 +178,7 @@ struct FoldStats {
   // unknown_frames: of the named_addresses (frame-cache entries made), those
   // with no symbol (one per distinct address, not per frame).
   uint64_t kernel_frames = 0, unknown_frames = 0, frames = 0;
-  uint64_t memo_frames = 0, named_addresses = 0;  // SymboliserStats
+  uint64_t memo_frames = 0, named_addresses = 0, alike_frames = 0;  // SymboliserStats
   uint64_t preloaded_objects = 0;  // objects opened ahead on another thread and used (SymbolCache)
   // Stacks placed in the tree while a symbolising thread ran, and how many
   // of them that thread placed (SymbolisingThread).

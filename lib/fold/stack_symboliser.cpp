@@ -12,7 +12,10 @@ namespace fg {
 namespace {
 
 // Tags in the top 3 bits of a frame-cache key's first word.
-enum class FrameKind : uint32_t { user = 1, kernel = 2, jit = 3, unknown = 4 };
+// symbol_free: an address where its object has no symbol (one key per
+// object); jit_unnamed: JIT code of a process without perf-PID.map entries
+// (one key per process). Each names all its addresses the same.
+enum class FrameKind : uint32_t { user = 1, kernel = 2, jit = 3, unknown = 4, symbol_free = 5, jit_unnamed = 6 };
 
 
 // perf's is_anon_memory (tools/perf/util/map.c): mappings perf names by the
@@ -291,7 +294,16 @@ StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int3
       // Handles number the objects opened: each costs far more than the
       // 2^28 * a few bytes a fold could hold before this is reached.
       if (handle >> kKeyValueBits) throw std::length_error("more than 2^28 objects to symbolise");
-      key = FrameKey{tag(FrameKind::user) | uint32_t(handle << 1) | ret, map->file_offset(a.address)};
+      const uint64_t offset = map->file_offset(a.address);
+      if (names_alike() && symbol_free(handle).contains(offset)) {
+        ++stats_.alike_frames;
+        key = FrameKey{tag(FrameKind::symbol_free) | uint32_t(handle << 1), 0};
+      } else {
+        key = FrameKey{tag(FrameKind::user) | uint32_t(handle << 1) | ret, offset};
+      }
+    } else if (names_alike() && is_perf_anon_path(map->path) && jit_names_nothing(pid)) {
+      ++stats_.alike_frames;
+      key = FrameKey{tag(FrameKind::jit_unnamed) | (jit_process(pid) << 1), 0};
     } else {
       // Anonymous executable memory: JIT code, named per process by perf-PID.map.
       key = FrameKey{tag(FrameKind::jit) | (jit_process(pid) << 1), a.address};
@@ -299,6 +311,28 @@ StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int3
   }
   *map_out = map;
   return key;
+}
+
+// Whether addresses that all get the same name (symbol_free,
+// jit_unnamed) share a frame-cache entry. Not where each is told apart: an
+// observer keys locations by address, --addrs names each by its offset, and
+// `fgtool info` counts the addresses of each object looked up.
+bool StackSymboliser::names_alike() const {
+  return !options_.observer && !options_.addrs && !options_.object_statuses;
+}
+
+const SymbolFreePages& StackSymboliser::symbol_free(uint64_t handle) {
+  while (symbol_free_.size() <= handle) symbol_free_.push_back(symbols_.symbol_free_pages(ObjectHandle(symbol_free_.size())));
+  return symbol_free_[handle];
+}
+
+bool StackSymboliser::jit_names_nothing(int32_t pid) {
+  if (!jit_seen_ || jit_seen_pid_ != pid) {
+    jit_seen_ = true;
+    jit_seen_pid_ = pid;
+    jit_seen_nothing_ = symbols_.jit_names_nothing(pid);
+  }
+  return jit_seen_nothing_;
 }
 
 // The process of a JIT frame's key, in kKeyValueBits: the pid itself, or

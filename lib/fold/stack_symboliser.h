@@ -31,6 +31,9 @@ struct SymboliserStats {
   uint64_t truncated_names = 0;  // symbol names cut to kMaxFrameNameBytes
   uint64_t memo_frames = 0;      // of `frames`, taken from the path memo
   uint64_t named_addresses = 0;  // frame-cache misses: addresses symbolised
+  // Of `frames` not from the memo, those named by their object or JIT
+  // process alone without a look-up (where no address has a symbol).
+  uint64_t alike_frames = 0;
 };
 
 // symbolise's output for one raw stack, in 32-bit words: a header of
@@ -205,6 +208,9 @@ class StackSymboliser {
                NamedStacks& out);
   FrameKey frame_key(const StackAddress& a, int32_t pid, MapsView& maps, const MapEntry** map_out);
   uint32_t jit_process(int32_t pid);
+  bool names_alike() const;
+  const SymbolFreePages& symbol_free(uint64_t handle);
+  bool jit_names_nothing(int32_t pid);
   FrameSpan name_address(const StackAddress& a, const MapEntry* map, int32_t pid);
   std::string fallback_name(const StackAddress& a, const MapEntry* map, int32_t pid, bool* jit);
   void push_frame(std::string_view name, bool kernel, bool jit, const MapEntry* map);
@@ -231,6 +237,11 @@ class StackSymboliser {
   // A JIT frame's key holds its pid when under 2^27 (Linux's limit is 2^22);
   // another pid (a hostile file's) gets 2^27 + its index here.
   std::unordered_map<int32_t, uint32_t> wide_jit_pids_;
+  // Per object handle (filled as handles are first seen): SymbolCache's answer.
+  std::vector<SymbolFreePages> symbol_free_;
+  // jit_names_nothing's last answer: a stack's JIT frames are one process's.
+  bool jit_seen_ = false, jit_seen_nothing_ = false;
+  int32_t jit_seen_pid_ = 0;
   std::unordered_map<std::string, std::string> feature_ids_;
   bool feature_ids_built_ = false;
   SymboliserStats stats_;

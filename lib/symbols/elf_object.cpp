@@ -322,7 +322,60 @@ bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
   }
   debug_file_ = callback_state_->used_debug_file;
   release_mapped_pages();
+  build_symbol_free_pages();
   return true;
+}
+
+// A page is symbol-free unless some PT_LOAD maps one of its offsets to a
+// vaddr v with v or v - 1 in a symbol as find_symbol sees it ([start, end),
+// or start itself): for each segment, the union of the symbols' ranges in
+// file offsets, with inclusive bounds (start .. end, or start + 1 for an
+// empty symbol: one more for v - 1) so that nothing overflows at 2^64. The
+// symbols are sorted by start, so each segment's pages are marked once.
+std::vector<uint64_t> symbol_free_page_bits(const std::vector<ElfSymbol>& symbols,
+                                            const std::vector<LoadSegment>& segments, uint64_t file_size) {
+  // A hostile file's thousands of segments would make this symbols x
+  // segments: no page is then symbol-free (the lookups are exact anyway).
+  constexpr size_t kMaxSegments = 64;
+  constexpr unsigned kShift = SymbolFreePages::kPageShift;
+  if (segments.size() > kMaxSegments || file_size == 0) return {};
+  const uint64_t pages = ((file_size - 1) >> kShift) + 1;
+  std::vector<uint64_t> covered(size_t((pages + 63) / 64), 0);
+  auto mark = [&](uint64_t first_offset, uint64_t last_offset, uint64_t* next_page) {
+    const uint64_t first = std::max(first_offset >> kShift, *next_page);
+    const uint64_t last = std::min(last_offset >> kShift, pages - 1);
+    for (uint64_t p = first; p <= last; ++p) covered[p >> 6] |= uint64_t(1) << (p & 63);
+    *next_page = std::max(*next_page, last + 1);
+  };
+  for (const LoadSegment& seg : segments) {
+    if (seg.filesz == 0 || seg.offset >= pages << kShift) continue;
+    // Offsets past 2^64 do not exist: the segment holds up to last_offset.
+    const uint64_t last_offset = seg.filesz - 1 > UINT64_MAX - seg.offset ? UINT64_MAX : seg.offset + seg.filesz - 1;
+    uint64_t next_page = 0;  // pages below it are marked for this segment
+    if (last_offset - seg.offset > UINT64_MAX - seg.vaddr) {
+      // Its vaddrs wrap past 2^64 (file_offset_to_vaddr wraps too): a
+      // hostile file's. Every page it holds keeps its lookups.
+      mark(seg.offset, last_offset, &next_page);
+      continue;
+    }
+    const uint64_t seg_last = seg.vaddr + (last_offset - seg.offset);
+    for (const ElfSymbol& s : symbols) {
+      if (s.start > seg_last) break;
+      const uint64_t reach = s.end > s.start ? s.end : (s.start == UINT64_MAX ? s.start : s.start + 1);
+      const uint64_t lo = std::max(s.start, seg.vaddr), hi = std::min(reach, seg_last);
+      if (lo > hi) continue;
+      mark(lo - seg.vaddr + seg.offset, hi - seg.vaddr + seg.offset, &next_page);
+    }
+  }
+  for (uint64_t& w : covered) w = ~w;
+  return covered;
+}
+
+// Only the file's own pages (a segment may claim more): past them lookups
+// stay exact, and the bits cost at most a 32,768th of the file.
+void ElfObject::build_symbol_free_pages() {
+  symbol_free_ = symbol_free_page_bits(symbols_, segments_, file_size_);
+  symbol_free_pages_ = symbol_free_.empty() ? 0 : ((file_size_ - 1) >> SymbolFreePages::kPageShift) + 1;
 }
 
 // The mappings stay valid until dwfl_end (~ElfObject): the Elfs are the
@@ -360,6 +413,7 @@ bool ElfObject::read_elf_headers(std::string* problem) {
     return false;
   }
   build_id_ = raw_build_id_of(elf);
+  file_size_ = uint64_t(st.st_size);
   is_exec_ = ehdr.e_type == ET_EXEC;
   bool type_ok = ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN;
   size_t phnum = 0;

@@ -544,16 +544,7 @@ void SymbolCache::symbolize_jit(int32_t pid, uint64_t address, bool return_addre
   FrameKey key{(uint64_t(uint32_t(pid)) << 3) | (uint64_t(return_address) << 2) | kKindJit, address};
   const FrameSpan* span = keep_answers_ ? frame_cache_.find(key) : nullptr;
   if (!span) {
-    auto& jit = jits_[pid];
-    if (!jit) {
-      jit = std::make_unique<Jit>();
-      jit->path = options_.jit_map_dir + "/perf-" + std::to_string(pid) + ".map";
-      jit->display = intern("[perf-" + std::to_string(pid) + ".map]");
-      FileBytes text;
-      std::string error;
-      if (text.read(jit->path, &error)) parse_perf_map(text.view(), jit->ranges);
-      else jit->problem = error;
-    }
+    const Jit* jit = &jit_of(pid);
     uint64_t lookup = address - (return_address && address > 0 ? 1 : 0);
     std::string_view name = jit->ranges.find(lookup);
     scratch_.clear();
@@ -564,6 +555,27 @@ void SymbolCache::symbolize_jit(int32_t pid, uint64_t address, bool return_addre
     span = frame_cache_.find(key);
   }
   append(*span, out);
+}
+
+SymbolCache::Jit& SymbolCache::jit_of(int32_t pid) {
+  auto& jit = jits_[pid];
+  if (!jit) {
+    jit = std::make_unique<Jit>();
+    jit->path = options_.jit_map_dir + "/perf-" + std::to_string(pid) + ".map";
+    jit->display = intern("[perf-" + std::to_string(pid) + ".map]");
+    FileBytes text;
+    std::string error;
+    if (text.read(jit->path, &error)) parse_perf_map(text.view(), jit->ranges);
+    else jit->problem = error;
+  }
+  return *jit;
+}
+
+bool SymbolCache::jit_names_nothing(int32_t pid) { return jit_of(pid).ranges.empty(); }
+
+SymbolFreePages SymbolCache::symbol_free_pages(ObjectHandle h) const {
+  const Object& o = *objects_.at(h);
+  return o.elf ? o.elf->symbol_free_pages() : SymbolFreePages{nullptr, 0, true};
 }
 
 std::string_view SymbolCache::object_display_name(ObjectHandle h) const { return objects_.at(h)->display; }

@@ -111,6 +111,14 @@ class SymbolCache {
   void symbolize_jit(int32_t pid, uint64_t address, bool return_address,
                      std::vector<SymbolizedFrame>& out);
 
+  // Where no address of the object has a symbol: symbolize names every
+  // address there by the object alone (unresolved). All of them when the
+  // object's file was not found.
+  SymbolFreePages symbol_free_pages(ObjectHandle h) const;
+  // Whether pid has no perf-PID.map entries (it is read now if it was not):
+  // symbolize_jit then names every address of pid by the map alone.
+  bool jit_names_nothing(int32_t pid);
+
   // keep false: the caller keeps every answer itself, by the same key (the
   // fold's frame cache: object + file offset + return flag, kernel address,
   // JIT process + address), so symbolize, symbolize_kernel and symbolize_jit
@@ -189,6 +197,7 @@ class SymbolCache {
     OpenTable<Slot, Policy> table_;
   };
   struct Jit;
+  Jit& jit_of(int32_t pid);  // read on first use
 
   void append(const FrameSpan& span, std::vector<SymbolizedFrame>& out) const {
     out.push_back(span.head);

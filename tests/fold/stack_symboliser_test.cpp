@@ -6,6 +6,7 @@
 // [kernel.kallsyms] without kernel symbols, and the _[k]/_[j] annotations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -221,6 +222,44 @@ TEST_F(SymboliserFixture, WithAddrsEachUnmappedAddressIsNamedByItself) {
                   {{main_address + 4, false, false}, {0x3000, false, true}, {main_address + 8, false, true}}}),
             "prog;[unknown <3000>];main 1\nprog;main;[unknown <1000>] 1\nprog;main;[unknown <2000>] 1\n");
   EXPECT_EQ(stats.unknown_frames, 3u);
+}
+
+// Where an object has no symbol (a stripped binary's code) or a process's
+// JIT code has no perf-PID.map, every address gets the same name: one
+// frame-cache entry, looked up once, names them all. --addrs (each named by
+// its offset) and a perf map that names some JIT code keep them apart.
+TEST_F(SymboliserFixture, AddressesWithoutSymbolsAreNamedByOneLookup) {
+  const std::string symfs = dir + "/stripped";
+  const std::string copy = symfs + kBinary;
+  ASSERT_EQ(test::run_shell("mkdir -p " + test::shell_quote(copy.substr(0, copy.rfind('/'))) + " && strip --strip-all -o " +
+                            test::shell_quote(copy) + " " + test::shell_quote(test::testdata("fold/symfs") + kBinary))
+                .status,
+            0);
+  options.symbols.symfs = symfs;
+  options.symbols.jit_map_dir = dir;  // no perf-100.map there yet
+  std::vector<std::vector<StackAddress>> stacks;
+  for (uint64_t i = 0; i < 40; ++i)
+    stacks.push_back({{main_address + 64 * i, false, false}, {kJitStart + 0x10 * i + 1, false, true}});
+  EXPECT_EQ(fold(stacks), "prog;[perf-100.map];[fold_calls_static] 40\n");
+  EXPECT_EQ(stats.named_addresses, 2u);  // one per object, one per JIT process
+  EXPECT_EQ(stats.alike_frames, 80u);
+  EXPECT_EQ(stats.unknown_frames, 2u);
+
+  options.addrs = true;
+  const std::string apart = fold(stacks);
+  EXPECT_EQ(std::count(apart.begin(), apart.end(), '\n'), 40) << apart;
+  EXPECT_NE(apart.find("prog;[perf-100.map];[fold_calls_static+0x"), std::string::npos) << apart;
+  EXPECT_EQ(stats.named_addresses, 80u);
+  EXPECT_EQ(stats.alike_frames, 0u);
+  options.addrs = false;
+
+  // A map naming the first 0x100 bytes of the JIT code: those addresses
+  // get its name, the rest stay [perf-100.map].
+  test::write_file(dir + "/perf-100.map", "7f0000000000 100 jitted_fn\n");
+  const std::string named = fold(stacks);
+  EXPECT_NE(named.find("prog;jitted_fn;[fold_calls_static] 16\n"), std::string::npos) << named;
+  EXPECT_NE(named.find("prog;[perf-100.map];[fold_calls_static] 24\n"), std::string::npos) << named;
+  EXPECT_EQ(stats.named_addresses, 41u);
 }
 
 TEST_F(SymboliserFixture, KernelFramesWithoutSymbolsAndAnnotations) {

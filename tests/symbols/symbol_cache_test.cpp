@@ -353,6 +353,50 @@ TEST(SymbolCache, DebuglinkAndMiniDebugInfo) {
   EXPECT_EQ(st[bare].unresolved, 1u);
 }
 
+// symbol_free_pages, where a fold names every address by its object alone
+// without a look-up: on real files every address of a page it calls free
+// is unresolved, as a pc and as a return address. A stripped file's code is
+// free, the same code with its symbols is not, and a missing file is free
+// everywhere.
+TEST(SymbolCache, SymbolFreePagesHoldNoSymbol) {
+  Made m = make_variants();
+  const std::string libc = m.dir + "/libc.so.6";
+  ASSERT_EQ(run_shell("cp /usr/lib/x86_64-linux-gnu/libc.so.6 " + shell_quote(libc)).status, 0);
+  // A static binary stripped as a browser is: no .dynsym, so no symbol at
+  // all (the tiny PIE's stripped code page still has its PLT entries).
+  const std::string fixture = fg::test::testdata("fold/symfs/tmp/fgtool-fixture/fold_calls_static");
+  const std::string bare = m.dir + "/static.stripped";
+  ASSERT_EQ(run_shell("strip --strip-all -o " + shell_quote(bare) + " " + shell_quote(fixture)).status, 0);
+  fg::SymbolCache cache(test_options());
+  const uint64_t code = offset_of(fixture, "main");
+  for (const std::string& path : {fixture, bare, m.full, m.stripped, m.minidebug, libc}) {
+    SCOPED_TRACE(path);
+    const fg::ObjectHandle h = cache.object({path, ""});
+    const fg::SymbolFreePages free = cache.symbol_free_pages(h);
+    struct stat st {};
+    ASSERT_EQ(stat(path.c_str(), &st), 0);
+    const uint64_t size = uint64_t(st.st_size);
+    const uint64_t step = size > (256u << 10) ? 7 : 1;  // the big ones: every 7th byte
+    size_t checked = 0;
+    for (uint64_t off = 0; off < size; off += step) {
+      if (!free.contains(off)) continue;
+      ++checked;
+      for (bool ret : {false, true}) {
+        bool resolved = true;
+        name_at(cache, h, off, ret, &resolved);
+        ASSERT_FALSE(resolved) << "offset 0x" << std::hex << off << (ret ? " as a return address" : "");
+      }
+    }
+    EXPECT_GT(checked, 0u) << "no free page (data pages map to no symbol)";
+    EXPECT_FALSE(free.contains(size + 4096)) << "past the file";
+    if (path == bare) EXPECT_TRUE(free.contains(code)) << "a stripped file's code";
+    if (path == fixture) EXPECT_FALSE(free.contains(code)) << "code with symbols";
+  }
+  const fg::SymbolFreePages missing = cache.symbol_free_pages(cache.object({m.dir + "/gone", ""}));
+  EXPECT_TRUE(missing.contains(0));
+  EXPECT_TRUE(missing.contains(uint64_t(1) << 40));
+}
+
 TEST(SymbolCache, BuildIdCacheSymfsAndMismatch) {
   Made m = make_variants();
   std::string bid = raw_build_id(m.full);
