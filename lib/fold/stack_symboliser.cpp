@@ -165,6 +165,19 @@ void StackSymboliser::symbolise_with_memo(uint32_t idx, const uint64_t* key_word
   size_t used = frame_keys(key, n - reused, pid, maps, &cut);
   if (cut) reused = 0;
   else used = n;
+  // Past the shared addresses, callers named alike (no symbol in their
+  // object, or unnamed JIT code: one frame-cache key for all their
+  // addresses) have the memo's names, so its nodes too: a stripped
+  // browser's stacks differ in addresses deep down but not in names.
+  // Their entries take this stack's addresses for the next stack.
+  while (reused && reused < memo.depth && reused < n) {
+    const StackFrame& f = frames_[n - 1 - reused];
+    MemoEntry& e = memo.entries[reused];
+    if (!e.alike || e.alike != f.key.a || f.key.b != 0) break;
+    e.address = f.address.address;
+    e.flags = memo_flags(f.address, f.named.return_address);
+    ++reused;
+  }
   if (reused) {
     stats_.frames += reused;
     stats_.memo_frames += reused;
@@ -189,7 +202,9 @@ void StackSymboliser::symbolise_with_memo(uint32_t idx, const uint64_t* key_word
       named.names_at[observed + i] = uint32_t(names_at);
     }
     memo_open = memo_open && depth < kMemoDepth && (f.address.kernel || f.map);
-    if (memo_open) memo.entries[depth++] = MemoEntry{f.address.address, memo_flags(f.address, f.named.return_address)};
+    if (memo_open)
+      memo.entries[depth++] =
+          MemoEntry{f.address.address, memo_flags(f.address, f.named.return_address), alike_key(f.key) ? f.key.a : 0};
   }
   memo.depth = uint32_t(depth);
   const uint32_t slot = uint32_t(&memo - memos_.get());
@@ -311,6 +326,11 @@ StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int3
   }
   *map_out = map;
   return key;
+}
+
+bool StackSymboliser::alike_key(const FrameKey& k) {
+  const uint32_t kind = k.a >> (kKeyValueBits + 1);
+  return kind == uint32_t(FrameKind::symbol_free) || kind == uint32_t(FrameKind::jit_unnamed);
 }
 
 // Whether addresses that all get the same name (symbol_free,

@@ -185,6 +185,7 @@ class StackSymboliser {
   struct MemoEntry {
     uint64_t address;
     uint32_t flags;  // bit 0 named at its call site, bit 1 kernel (memo_flags)
+    uint32_t alike;  // the frame key's `a` where alike_key (its `b` is 0), else 0
   };
   static uint32_t memo_flags(const StackAddress& a, bool call_site) {
     return (a.kernel ? 2u : 0u) | (call_site ? 1u : 0u);
@@ -209,6 +210,8 @@ class StackSymboliser {
   FrameKey frame_key(const StackAddress& a, int32_t pid, MapsView& maps, const MapEntry** map_out);
   uint32_t jit_process(int32_t pid);
   bool names_alike() const;
+  // A key that names every address of its object or JIT process alike.
+  static bool alike_key(const FrameKey& k);
   const SymbolFreePages& symbol_free(uint64_t handle);
   bool jit_names_nothing(int32_t pid);
   FrameSpan name_address(const StackAddress& a, const MapEntry* map, int32_t pid);

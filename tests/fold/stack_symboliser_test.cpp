@@ -262,6 +262,38 @@ TEST_F(SymboliserFixture, AddressesWithoutSymbolsAreNamedByOneLookup) {
   EXPECT_EQ(stats.named_addresses, 41u);
 }
 
+// Past the callers a stack shares by address with its memo, callers named
+// alike (no symbol there) take the memo's names and nodes too; a caller
+// named otherwise ends that, and the names are those of every frame named.
+TEST_F(SymboliserFixture, CallersNamedAlikeComeFromTheMemo) {
+  const std::string symfs = dir + "/stripped";
+  const std::string copy = symfs + kBinary;
+  ASSERT_EQ(test::run_shell("mkdir -p " + test::shell_quote(copy.substr(0, copy.rfind('/'))) + " && strip --strip-all -o " +
+                            test::shell_quote(copy) + " " + test::shell_quote(test::testdata("fold/symfs") + kBinary))
+                .status,
+            0);
+  options.symbols.symfs = symfs;
+  options.symbols.jit_map_dir = dir;
+  test::write_file(dir + "/perf-100.map", "7f0000000000 100 jitted_fn\n");
+  auto text = [&](uint64_t i) { return StackAddress{main_address + 0x100 * i, false, i > 0}; };
+  const StackAddress root = text(9);
+  const StackAddress named_jit{kJitStart + 0x20, false, true}, unnamed_jit{kJitStart + 0x200, false, true};
+  // b differs from a in every address but the root, all in the stripped text.
+  const std::vector<StackAddress> a = {text(1), text(2), text(3), root}, b = {text(4), text(5), text(6), root};
+  EXPECT_EQ(fold({a, b}), "prog;[fold_calls_static];[fold_calls_static];[fold_calls_static];[fold_calls_static] 2\n");
+  EXPECT_EQ(stats.memo_frames, 4u);  // all of b's
+  EXPECT_EQ(stats.frames, 8u);
+  // A caller named by the JIT map, or unnamed JIT code, between alike ones.
+  const std::vector<StackAddress> c = {text(7), named_jit, text(8), root}, d = {text(1), unnamed_jit, text(2), root};
+  const std::string s = "[fold_calls_static]";
+  const std::string want = "prog;" + s + ";" + s + ";" + s + ";" + s + " 1\n" + "prog;" + s + ";" + s +
+                           ";[perf-100.map];" + s + " 1\n" + "prog;" + s + ";" + s + ";jitted_fn;" + s + " 1\n";
+  EXPECT_EQ(fold({a, c, d}), want);
+  EXPECT_EQ(fold({a, c, d}, true), want);
+  EXPECT_EQ(fold({c, d, a, b}), "prog;" + s + ";" + s + ";" + s + ";" + s + " 2\n" + "prog;" + s + ";" + s +
+                                    ";[perf-100.map];" + s + " 1\n" + "prog;" + s + ";" + s + ";jitted_fn;" + s + " 1\n");
+}
+
 TEST_F(SymboliserFixture, KernelFramesWithoutSymbolsAndAnnotations) {
   std::vector<std::vector<StackAddress>> stacks = {{{0xffffffff81000010, true, false}, {main_address + 4, false, false}}};
   EXPECT_EQ(fold(stacks), "prog;main;[kernel.kallsyms] 1\n");
