@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <map>
 #include <sstream>
@@ -351,6 +352,70 @@ TEST(SymbolCache, DebuglinkAndMiniDebugInfo) {
   EXPECT_FALSE(st[bare].has_symbols);
   EXPECT_NE(st[bare].problem.find("stripped"), std::string::npos) << st[bare].problem;
   EXPECT_EQ(st[bare].unresolved, 1u);
+}
+
+// Separate debug files where libdwfl looks for them: beside the file, in its
+// .debug directory, under an absolute search directory followed by the
+// file's directory or a tail of it, by build-id, and beside a symlink's
+// target. ElfObject asks libdwfl only where one of those files exists
+// (elfutils 0.188 otherwise starts its debuginfod client for nothing), so
+// each must still be found; with none anywhere, none is.
+TEST(ElfObject, SeparateDebugFilesAreFoundWhereLibdwflLooks) {
+  setenv("DEBUGINFOD_URLS", "", 1);
+  auto debuginfod_loaded = [] {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line))
+      if (line.find("libdebuginfod") != std::string::npos) return true;
+    return false;
+  };
+  ASSERT_FALSE(debuginfod_loaded()) << "loaded before the test (each test runs in a process of its own)";
+  Made m = make_variants();
+  const std::string root = m.dir + "/layouts";
+  const std::string bid_hex = fg::build_id_hex(raw_build_id(m.full));
+  ASSERT_EQ(bid_hex.size(), 40u);
+  auto sh = [](const std::string& cmd) { ASSERT_EQ(run_shell(cmd).status, 0) << cmd; };
+  const std::string dl = shell_quote(m.stripped_debuglink), debug = shell_quote(m.dir + "/prog.debug");
+  struct Layout {
+    std::string what, file, search, debug_file;
+  };
+  std::vector<Layout> layouts = {
+      {"beside", root + "/a/prog", "", root + "/a/prog.debug"},
+      {".debug", root + "/b/prog", "", root + "/b/.debug/prog.debug"},
+      {"search dir + dir", root + "/c/prog", ":.debug:" + root + "/dbg1", root + "/dbg1" + root + "/c/prog.debug"},
+      {"search dir + tail", root + "/d/prog", ":.debug:" + root + "/dbg2", root + "/dbg2/d/prog.debug"},
+      {"search dir alone", root + "/e/prog", ":.debug:" + root + "/dbg3", root + "/dbg3/prog.debug"},
+      {"build-id", root + "/f/prog", ":.debug:" + root + "/dbg4",
+       root + "/dbg4/.build-id/" + bid_hex.substr(0, 2) + "/" + bid_hex.substr(2) + ".debug"},
+      {"symlink target", root + "/g/prog", "", root + "/h/prog.debug"},
+      {"nowhere", root + "/i/prog", "", ""},
+  };
+  for (const Layout& l : layouts) {
+    SCOPED_TRACE(l.what);
+    const std::string file_dir = l.file.substr(0, l.file.rfind('/'));
+    sh("mkdir -p " + shell_quote(file_dir));
+    if (l.what == "build-id") {
+      sh("cp " + shell_quote(m.stripped) + " " + shell_quote(l.file));  // no .gnu_debuglink
+    } else if (l.what == "symlink target") {
+      sh("mkdir -p " + shell_quote(root + "/h") + " && cp " + dl + " " + shell_quote(root + "/h/prog") + " && ln -sf " +
+         shell_quote(root + "/h/prog") + " " + shell_quote(l.file));
+    } else {
+      sh("cp " + dl + " " + shell_quote(l.file));
+    }
+    if (!l.debug_file.empty())
+      sh("mkdir -p " + shell_quote(l.debug_file.substr(0, l.debug_file.rfind('/'))) + " && cp " + debug + " " +
+         shell_quote(l.debug_file));
+    fg::DebugSearch search;
+    search.debuginfo_path = l.search;
+    std::string problem;
+    auto obj = fg::ElfObject::open(l.file, "", search, &problem);
+    ASSERT_TRUE(obj) << problem;
+    EXPECT_EQ(obj->debug_file(), l.debug_file);
+    EXPECT_EQ(obj->symtab_source() == ".dynsym", l.debug_file.empty()) << obj->symtab_source();
+  }
+  // Nothing asked debuginfod, which is not configured: its client library
+  // was never loaded.
+  EXPECT_FALSE(debuginfod_loaded());
 }
 
 // symbol_free_pages, where a fold names every address by its object alone
