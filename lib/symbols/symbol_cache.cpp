@@ -53,6 +53,10 @@ struct SymbolCache::Object {
   uint32_t names_since_release = 0;
 };
 
+struct SymbolCache::KernelNames {
+  OpenTable<Object::NameSlot, Object::NameSlotPolicy> names{16};
+};
+
 struct SymbolCache::Jit {
   NamedRanges ranges;
   std::string path;
@@ -187,6 +191,8 @@ std::string_view SymbolCache::intern(std::string_view s) {
 }
 
 std::string_view SymbolCache::display_name(std::string_view raw) {
+  // Most names (C's, the kernel's) are shown as they are: no copy to make.
+  if ((!options_.demangle || raw.substr(0, 2) != "_Z") && is_folded_safe(raw)) return intern(raw);
   std::string name = options_.demangle ? demangle_without_params(raw) : std::string(raw);
   if (!is_folded_safe(name)) name = folded_safe_name(name);
   return intern(name);
@@ -517,7 +523,7 @@ void SymbolCache::symbolize_kernel(uint64_t address, bool return_address, std::v
     if (!name.empty()) {
       scratch_.push_back({display_name(name), true, false});
     } else if (const KernelSymbol* ks = kallsyms_.find(lookup)) {
-      scratch_.push_back({display_name(ks->name), true, false});
+      scratch_.push_back({kernel_symbol_name(*ks), true, false});
     } else {
       scratch_.push_back({kernel_unknown_, false, false});
     }
@@ -531,6 +537,18 @@ void SymbolCache::symbolize_kernel(uint64_t address, bool return_address, std::v
   }
   if (!span->head.resolved) ++kernel_status_.unresolved;
   append(*span, out);
+}
+
+std::string_view SymbolCache::kernel_symbol_name(const KernelSymbol& ks) {
+  if (!kernel_names_) kernel_names_ = std::make_unique<KernelNames>();
+  const uint32_t index = uint32_t(&ks - kallsyms_.symbols().data());
+  const uint64_t hash = detail::mix64(index);
+  auto same = [&](const Object::NameSlot& s) { return s.index == index; };
+  if (const Object::NameSlot* known = kernel_names_->names.find(hash, same)) return std::string_view(known->data, known->size);
+  const std::string_view name = display_name(ks.name);
+  static const char kEmpty[] = "";
+  kernel_names_->names.insert_new(hash, Object::NameSlot{name.data() ? name.data() : kEmpty, uint32_t(name.size()), index});
+  return name;
 }
 
 void SymbolCache::add_kernel_symbol(uint64_t start, uint64_t len, std::string_view name) {

@@ -212,6 +212,7 @@ class SymbolCache {
   bool give_uncached(bool* unresolved, std::vector<SymbolizedFrame>& out) const;
   std::string_view symbol_name(Object& obj, size_t index);
   std::string_view display_name(std::string_view raw_name);
+  std::string_view kernel_symbol_name(const KernelSymbol& ks);  // display_name, once per symbol
   std::unique_ptr<Object> open_object(const ObjectKey& key);
   struct ObjectCandidate {
     std::string file, debug;  // the ELF, and a cached debug file beside it ("" = search)
@@ -251,6 +252,11 @@ class SymbolCache {
   std::unique_ptr<SymbolReadAhead> read_ahead_;
   std::unique_ptr<ElfPreloader> preloader_;
   KallsymsTable kallsyms_;
+  // Display names of the kallsyms symbols looked up, by index: a symbol's
+  // addresses (kernel stacks are interrupted anywhere in a function) were
+  // each demangled and interned again.
+  struct KernelNames;
+  std::unique_ptr<KernelNames> kernel_names_;
   NamedRanges ksymbols_;
   KernelSymbolStatus kernel_status_;
   std::string_view kernel_unknown_;
