@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "fold/huge_page_allocator.h"
+#include "folded/huge_page_allocator.h"
 #include "folded/hash.h"
 #include "folded/open_table.h"
 #include "folded/prefetch.h"

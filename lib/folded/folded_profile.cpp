@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "folded/hash.h"
+#include "folded/huge_page_allocator.h"
 #include "folded/open_table.h"
 #include "folded/prefetch.h"
 
@@ -63,7 +64,7 @@ struct FoldedProfile::Impl {
   std::vector<std::string_view> objects;
 
   // ---- prefix tree ----
-  std::vector<Node> nodes;
+  std::vector<Node, HugePageAllocator<Node>> nodes;
   // What a child lookup reads, packed per node so one step of a sibling walk
   // touches one cache line (16 bytes, four to a line, never split): shuffled
   // input looks up every frame from the root, and those reads are misses.
@@ -73,7 +74,7 @@ struct FoldedProfile::Impl {
     NodeId next_sibling;   // 0 = last
     uint32_t child_count;
   };
-  std::vector<Link> links;
+  std::vector<Link, HugePageAllocator<Link>> links;
   static constexpr uint32_t kListedChildren = 8;
   // (parent, frame) -> child for the children of wide nodes (see
   // find_child), open addressing; child 0 (the root) = empty. One 12-byte

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "fold/fold_perf_data.h"
-#include "fold/huge_page_allocator.h"
+#include "folded/huge_page_allocator.h"
 #include "folded/open_table.h"
 #include "folded/growable_array.h"
 #include "pprof/pprof_addresses.h"

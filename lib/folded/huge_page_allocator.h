@@ -1,4 +1,4 @@
-// An allocator for the fold stage's big hash tables and arenas: blocks of
+// An allocator for big hash tables, arenas and trees: blocks of
 // 2 MiB and more are mmap'ed and marked MADV_HUGEPAGE, because lookups at
 // random places in tens of MB otherwise miss the TLB on nearly every access
 // (Debian's default THP mode is "madvise": nothing is huge unless asked).
