@@ -273,8 +273,11 @@ class SymbolisingThread {
   // measured while the counts still shared a cache line with add()'s).
   // Past the first kJudgeAfter look-ups, a window of
   // kJudgeWindow with under one hit in kMinHitsPer ends them for the fold
-  // (same output either way) and frees the table.
-  static constexpr uint64_t kJudgeAfter = 256 * 1024, kJudgeWindow = 64 * 1024, kMinHitsPer = 6;
+  // (same output either way) and frees the table. The first window hits
+  // less (the tables have not been forgotten yet): busyp1/busyp4.data
+  // 15-16%, then 25-27%; busy7/busy8.data 8%, then 9-10%. So the second
+  // window decides (judged from the fifth, busy8.data's fold was 1% slower).
+  static constexpr uint64_t kJudgeAfter = 128 * 1024, kJudgeWindow = 64 * 1024, kMinHitsPer = 6;
   void keep_known_or_not(size_t lookups, uint64_t hits) {
     known_.hits += hits;
     known_.lookups += lookups;
