@@ -1,7 +1,9 @@
 // Names the frames of raw stacks, once per distinct raw stack: owns the
 // symbol cache, the frame cache (object + offset -> the frames an address
-// becomes), the names perf gives what has no symbol ([dso], [perf-PID.map],
-// [JIT], [unknown]) and the interned frame names. Its output, a record per
+// becomes; one entry for all of an object's addresses where no symbol
+// reaches, and for a process's unnamed JIT code), the names perf gives what
+// has no symbol ([dso], [perf-PID.map], [JIT], [unknown]) and the interned
+// frame names. Its output, a record per
 // stack, goes to StackTreeBuilder (stack_tree_builder.h), which builds the
 // profile tree: naming and the tree walk run on two threads.
 // Owning thread: the symbolising thread when the fold has one, else the
