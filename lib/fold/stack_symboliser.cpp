@@ -320,8 +320,9 @@ StackSymboliser::FrameKey StackSymboliser::frame_key(const StackAddress& a, int3
       ++stats_.alike_frames;
       key = FrameKey{tag(FrameKind::jit_unnamed) | (jit_process(pid) << 1), 0};
     } else {
-      // Anonymous executable memory: JIT code, named per process by perf-PID.map.
-      key = FrameKey{tag(FrameKind::jit) | (jit_process(pid) << 1), a.address};
+      // Anonymous executable memory: JIT code, named per process by
+      // perf-PID.map (at the call site too: hence the return-address bit).
+      key = FrameKey{tag(FrameKind::jit) | (jit_process(pid) << 1) | ret, a.address};
     }
   }
   *map_out = map;

@@ -294,6 +294,24 @@ TEST_F(SymboliserFixture, CallersNamedAlikeComeFromTheMemo) {
                                     ";[perf-100.map];" + s + " 1\n" + "prog;" + s + ";" + s + ";jitted_fn;" + s + " 1\n");
 }
 
+// A JIT caller named at its call site (return address - 1: DWARF stacks,
+// --call-sites) and the same address as a leaf are two names where a perf
+// map's function ends there: the first one named must not stand for both.
+TEST_F(SymboliserFixture, AJitAddressAsLeafAndAsCallSiteKeepsBothNames) {
+  options.symbols.jit_map_dir = dir;
+  test::write_file(dir + "/perf-100.map", "7f0000000000 10 jit_first\n7f0000000010 10 jit_second\n");
+  options.call_sites = true;
+  const StackAddress boundary_leaf{kJitStart + 0x10, false, false};
+  const StackAddress boundary_caller{kJitStart + 0x10, false, true};
+  const StackAddress leaf{main_address + 4, false, false};
+  for (bool leaf_first : {true, false}) {
+    SCOPED_TRACE(leaf_first);
+    std::vector<std::vector<StackAddress>> stacks = {{boundary_leaf}, {leaf, boundary_caller}};
+    if (!leaf_first) std::swap(stacks[0], stacks[1]);
+    EXPECT_EQ(fold(stacks), "prog;jit_first;main 1\nprog;jit_second 1\n");
+  }
+}
+
 TEST_F(SymboliserFixture, KernelFramesWithoutSymbolsAndAnnotations) {
   std::vector<std::vector<StackAddress>> stacks = {{{0xffffffff81000010, true, false}, {main_address + 4, false, false}}};
   EXPECT_EQ(fold(stacks), "prog;main;[kernel.kallsyms] 1\n");
