@@ -415,7 +415,14 @@ std::vector<uint64_t> symbol_free_page_bits(const std::vector<ElfSymbol>& symbol
   constexpr size_t kMaxSegments = 64;
   constexpr unsigned kShift = SymbolFreePages::kPageShift;
   if (segments.size() > kMaxSegments || file_size == 0) return {};
-  const uint64_t pages = ((file_size - 1) >> kShift) + 1;
+  // At most the pages a segment holds, and 2^24 of them (64 GiB of file, 2
+  // MiB of bits): a sparse file's claimed terabytes get no more. Past them
+  // the lookups stay exact.
+  constexpr uint64_t kMaxPages = uint64_t(1) << 24;
+  uint64_t segments_end = 0;
+  for (const LoadSegment& seg : segments)
+    if (seg.filesz) segments_end = std::max(segments_end, seg.filesz - 1 > UINT64_MAX - seg.offset ? UINT64_MAX : seg.offset + seg.filesz - 1);
+  const uint64_t pages = std::min({((file_size - 1) >> kShift) + 1, (segments_end >> kShift) + 1, kMaxPages});
   std::vector<uint64_t> covered(size_t((pages + 63) / 64), 0);
   auto mark = [&](uint64_t first_offset, uint64_t last_offset, uint64_t* next_page) {
     const uint64_t first = std::max(first_offset >> kShift, *next_page);
@@ -444,6 +451,7 @@ std::vector<uint64_t> symbol_free_page_bits(const std::vector<ElfSymbol>& symbol
     }
   }
   for (uint64_t& w : covered) w = ~w;
+  if (pages % 64) covered.back() &= (uint64_t(1) << (pages % 64)) - 1;  // past the last page: not free
   return covered;
 }
 
@@ -451,7 +459,7 @@ std::vector<uint64_t> symbol_free_page_bits(const std::vector<ElfSymbol>& symbol
 // stay exact, and the bits cost at most a 32,768th of the file.
 void ElfObject::build_symbol_free_pages() {
   symbol_free_ = symbol_free_page_bits(symbols_, segments_, file_size_);
-  symbol_free_pages_ = symbol_free_.empty() ? 0 : ((file_size_ - 1) >> SymbolFreePages::kPageShift) + 1;
+  symbol_free_pages_ = symbol_free_.size() * 64;  // the bits past the last page are clear
 }
 
 // The mappings stay valid until dwfl_end (~ElfObject): the Elfs are the

@@ -75,8 +75,10 @@ struct LoadSegment {
 };
 
 // SymbolFreePages::bits for a file of file_size bytes with these PT_LOADs
-// and symbols (sorted by start): one bit per 4 KiB page. Empty where it is
-// not worked out (no file, or over 64 segments): then no page is symbol-free.
+// and symbols (sorted by start): one bit per 4 KiB page, up to the file's
+// end, the segments' end or 2^24 pages, whichever comes first (the bits past
+// it are clear). Empty where it is not worked out (no file, or over 64
+// segments): then no page is symbol-free.
 std::vector<uint64_t> symbol_free_page_bits(const std::vector<ElfSymbol>& symbols,
                                             const std::vector<LoadSegment>& segments, uint64_t file_size);
 

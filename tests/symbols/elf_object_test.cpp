@@ -98,12 +98,15 @@ TEST(SymbolFreePageBits, AgreeWithTheDefinitionOnRandomLayouts) {
     sort_symbols_by_start(symbols);
     const std::vector<bool> want = symbol_free_by_definition(symbols, segments, file_size);
     const std::vector<uint64_t> bits = symbol_free_page_bits(symbols, segments, file_size);
-    ASSERT_EQ(bits.size(), (want.size() + 63) / 64);
-    SymbolFreePages pages{bits.data(), want.size(), false};
-    for (uint64_t p = 0; p < want.size(); ++p)
+    // Worked out up to the file's end or the segments' end, whichever is first.
+    uint64_t segments_end = 0;
+    for (const LoadSegment& seg : segments) segments_end = std::max(segments_end, seg.offset + seg.filesz - 1);
+    const uint64_t exact = std::min<uint64_t>(want.size(), segments_end / page + 1);
+    ASSERT_EQ(bits.size(), (exact + 63) / 64);
+    SymbolFreePages pages{bits.data(), bits.size() * 64, false};
+    for (uint64_t p = 0; p < want.size() + 64; ++p)
       for (uint64_t off : {p * page, p * page + page / 2, p * page + page - 1})
-        ASSERT_EQ(pages.contains(off), want[p]) << "page " << p;
-    EXPECT_FALSE(pages.contains(want.size() * page)) << "past the file";
+        ASSERT_EQ(pages.contains(off), p < exact && want[p]) << "page " << p;
   }
 }
 
@@ -125,7 +128,7 @@ TEST(SymbolFreePageBits, EdgesOfTheAddressSpace) {
   std::vector<ElfSymbol> symbols = {low, top};
   const std::vector<uint64_t> bits = symbol_free_page_bits(symbols, segments, 5 * page);
   ASSERT_EQ(bits.size(), 1u);
-  SymbolFreePages pages{bits.data(), 5, false};
+  SymbolFreePages pages{bits.data(), 64, false};
   EXPECT_FALSE(pages.contains(0));             // the empty symbol at vaddr 0
   EXPECT_TRUE(pages.contains(page));           // maps far below `top`
   EXPECT_FALSE(pages.contains(3 * page - 1));  // vaddr 2^64 - 1: its v - 1 is in `top`
@@ -139,7 +142,12 @@ TEST(SymbolFreePageBits, EdgesOfTheAddressSpace) {
   const std::vector<uint64_t> wrapped =
       symbol_free_page_bits({ten}, {LoadSegment{0, 2 * page, uint64_t(0) - page, true}}, 2 * page);
   ASSERT_EQ(wrapped.size(), 1u);
-  EXPECT_FALSE((SymbolFreePages{wrapped.data(), 2, false}.contains(page + 15)));
+  EXPECT_FALSE((SymbolFreePages{wrapped.data(), 64, false}.contains(page + 15)));
+  // A sparse file's claimed size gets bits for its segments' pages only,
+  // and never more than 2^24 pages.
+  EXPECT_EQ(symbol_free_page_bits({}, {LoadSegment{0, 3 * page, 0, true}}, uint64_t(1) << 50).size(), 1u);
+  EXPECT_EQ(symbol_free_page_bits({}, {LoadSegment{0, uint64_t(1) << 50, 0, true}}, uint64_t(1) << 50).size(),
+            (uint64_t(1) << 24) / 64);
   // Too many segments: nothing is worked out, so no page is free.
   std::vector<LoadSegment> many(65, LoadSegment{0, page, 0, true});
   EXPECT_TRUE(symbol_free_page_bits({}, many, page).empty());
