@@ -20,6 +20,7 @@
 
 #include "folded/prefetch.h"
 #include "symbols/alias_choice.h"
+#include "symbols/debuginfo_search.h"
 #include "symbols/symbol_names.h"
 
 namespace fg {
@@ -90,76 +91,6 @@ int open_if_build_id(const std::string& path, const std::string& want) {
   return fd;
 }
 
-bool path_exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
-
-// Whether dwfl_standard_find_debuginfo could find a separate debug file on
-// this machine: whether any file it would try exists. It tries, for each
-// entry of the search path (default ":.debug:/usr/lib/debug", "+"/"-"
-// prefixes aside), by build-id under an absolute entry
-// (DIR/.build-id/ab/cdef.debug), then by .gnu_debuglink name (or the
-// file's name + ".debug", and its name): beside the file (""), in a
-// relative entry below the file's directory, and under an absolute entry
-// followed by the file's directory and each shorter tail of it; all that
-// for the file's path and for its real path. This checks a superset of
-// those. When nothing exists it finds nothing, and in elfutils 0.188 it
-// then asks debuginfod: it dlopens libdebuginfod and starts curl in
-// debuginfod_begin even with DEBUGINFOD_URLS empty, 20-30 ms of CPU at a
-// fold's start and a wait for the symbolising thread (busy8.data).
-bool may_find_local_debug_file(Dwfl_Module* mod, const std::string& search_path, const char* file_name,
-                               const char* debuglink_file) {
-  if (!file_name || file_name[0] != '/') return true;  // not a case this checks
-  // An alternate (dwz) file's name has a directory; a .gnu_debuglink's has none.
-  if (debuglink_file && std::strchr(debuglink_file, '/')) return true;
-  std::string path = search_path.empty() ? ":.debug:/usr/lib/debug" : search_path;
-  std::vector<std::string> entries;
-  for (size_t at = 0; at <= path.size();) {
-    size_t colon = path.find(':', at);
-    if (colon == std::string::npos) colon = path.size();
-    std::string e = path.substr(at, colon - at);
-    while (!e.empty() && (e[0] == '+' || e[0] == '-')) e.erase(0, 1);
-    entries.push_back(std::move(e));
-    at = colon + 1;
-  }
-  const unsigned char* bits = nullptr;
-  GElf_Addr vaddr = 0;
-  const int n = dwfl_module_build_id(mod, &bits, &vaddr);
-  if (n > 1) {
-    const std::string hex = build_id_hex(std::string_view(reinterpret_cast<const char*>(bits), size_t(n)));
-    for (const std::string& e : entries)
-      if (!e.empty() && e[0] == '/' && path_exists(e + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug"))
-        return true;
-  }
-  std::vector<std::string> files = {file_name};
-  if (char* real = ::realpath(file_name, nullptr)) {
-    if (std::strcmp(real, file_name) != 0) files.emplace_back(real);
-    std::free(real);
-  }
-  for (const std::string& file : files) {
-    const size_t slash = file.rfind('/');
-    const std::string dir = file.substr(0, slash), base = file.substr(slash + 1);
-    std::vector<std::string> names;
-    if (debuglink_file) names.emplace_back(debuglink_file);
-    else names = {base + ".debug", base};
-    for (const std::string& e : entries)
-      for (const std::string& name : names) {
-        if (e.empty()) {  // beside the file: never the file's own name
-          if (name != base && path_exists(dir + "/" + name)) return true;
-        } else if (e[0] != '/') {
-          if (path_exists(dir + "/" + e + "/" + name)) return true;
-        } else {
-          // DIR/usr/bin/NAME, DIR/bin/NAME, DIR/NAME for a file in /usr/bin.
-          for (size_t tail = 0; tail != std::string::npos; tail = dir.find('/', tail + 1))
-            if (path_exists(e + dir.substr(tail) + "/" + name)) return true;
-          if (path_exists(e + "/" + name)) return true;
-        }
-      }
-  }
-  return false;
-}
-
 int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf_Addr base,
                    const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
                    char** debuginfo_file_name) {
@@ -178,14 +109,8 @@ int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf
       }
     }
   }
-  // Without debuginfod (DEBUGINFOD_URLS empty), libdwfl's search is only
-  // worth starting where it could find something.
-  const char* urls = std::getenv("DEBUGINFOD_URLS");
-  if ((!urls || !*urls) && state && state->used_debug_file.empty() &&
-      !may_find_local_debug_file(mod, state->debuginfo_path, file_name, debuglink_file))
-    return -1;
-  int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                        debuglink_crc, debuginfo_file_name);
+  int fd = find_local_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                                debuginfo_file_name, state ? state->debuginfo_path.c_str() : nullptr);
   if (fd >= 0 && state && *debuginfo_file_name) state->used_debug_file = *debuginfo_file_name;
   return fd;
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "perf/perf_records.h"
+#include "symbols/debuginfo_search.h"
 #include "unwind/debug_file_cfi.h"
 #include "unwind/dwarf_unwinder_state.h"
 
@@ -44,28 +45,6 @@ const char* to_string(UnwindOutcome outcome) {
 namespace {
 
 
-// The file libdwfl's standard lookup takes first: DIR/.build-id/xx/rest.debug
-// for each absolute DIR of the debuginfo path (libdwfl's format: ':'
-// separated, a leading '+' or '-' is a CRC flag); "" when none exists.
-std::string build_id_debug_file(Dwfl_Module* mod, const char* debuginfo_path) {
-  const unsigned char* bits = nullptr;
-  GElf_Addr vaddr = 0;
-  const int n = dwfl_module_build_id(mod, &bits, &vaddr);
-  if (n < 2) return std::string();
-  const std::string hex = build_id_hex(bits, size_t(n));
-  std::string_view dirs = debuginfo_path ? debuginfo_path : ":.debug:/usr/lib/debug";
-  while (!dirs.empty()) {
-    const size_t colon = dirs.find(':');
-    std::string_view dir = dirs.substr(0, colon);
-    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
-    while (!dir.empty() && (dir[0] == '+' || dir[0] == '-')) dir.remove_prefix(1);
-    if (dir.empty() || dir[0] != '/') continue;
-    std::string candidate = std::string(dir) + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
-    if (access(candidate.c_str(), R_OK) == 0) return candidate;
-  }
-  return std::string();
-}
-
 // libdwfl's standard lookup (build-id dirs, .gnu_debuglink), then the perf
 // build-id cache layout, where `debug` sits next to the cached `elf`. A
 // debug file without .debug_frame (debug_file_cfi.h) is skipped: the
@@ -83,8 +62,8 @@ int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf
   const bool every = lookup && lookup->load_every_debug_file;
   const std::string by_id = every ? std::string() : build_id_debug_file(mod, lookup ? lookup->debuginfo_path : nullptr);
   if (!by_id.empty() && !debug_file_has_cfi(by_id)) return skip();
-  int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-                                        debuglink_crc, debuginfo_file_name);
+  int fd = find_local_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                                debuginfo_file_name, lookup ? lookup->debuginfo_path : nullptr);
   if (fd >= 0 || file_name == nullptr) return fd;
   std::string f = file_name;
   size_t slash = f.rfind('/');

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <unistd.h>
 
 #include "test_support.h"
@@ -98,6 +100,17 @@ TEST(DwarfUnwindLive, QsortCallbackStacksReachMainThroughLibc) {
   }
   ASSERT_GT(callback, 20u) << "too few samples in compare_ints";
   EXPECT_GE(full, callback * 95 / 100) << full << " of " << callback << "; e.g. " << example;
+}
+
+// The unwinder asks libdwfl for separate debug files only where one could
+// be found locally (symbols/debuginfo_search.h): with DEBUGINFOD_URLS empty,
+// its debuginfod client library is never loaded.
+TEST(DwarfUnwindLive, UnwindingLoadsNoDebuginfodClient) {
+  SKIP_WITHOUT_PERF();
+  ASSERT_GT(unwound().samples.size(), 100u);
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    EXPECT_EQ(line.find("libdebuginfod"), std::string::npos) << line;
 }
 
 TEST(DwarfUnwindLive, StdSortInAStdThreadReachesTheThreadStart) {
