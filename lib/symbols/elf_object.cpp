@@ -323,7 +323,7 @@ bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
   }
   debug_file_ = callback_state_->used_debug_file;
   release_mapped_pages();
-  build_symbol_free_pages();
+  symbol_free_ = symbol_free_page_bits(symbols_, segments_, file_size_);
   return true;
 }
 
@@ -378,13 +378,6 @@ std::vector<uint64_t> symbol_free_page_bits(const std::vector<ElfSymbol>& symbol
   for (uint64_t& w : covered) w = ~w;
   if (pages % 64) covered.back() &= (uint64_t(1) << (pages % 64)) - 1;  // past the last page: not free
   return covered;
-}
-
-// Only the file's own pages (a segment may claim more): past them lookups
-// stay exact, and the bits cost at most a 32,768th of the file.
-void ElfObject::build_symbol_free_pages() {
-  symbol_free_ = symbol_free_page_bits(symbols_, segments_, file_size_);
-  symbol_free_pages_ = symbol_free_.size() * 64;  // the bits past the last page are clear
 }
 
 // The mappings stay valid until dwfl_end (~ElfObject): the Elfs are the

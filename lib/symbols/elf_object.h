@@ -117,7 +117,9 @@ class ElfObject {
   const ElfSymbol* find_symbol(uint64_t vaddr) const;
   const std::vector<ElfSymbol>& symbols() const { return symbols_; }
   // Where no address has a symbol (built at load, from symbols() and segments()).
-  SymbolFreePages symbol_free_pages() const { return SymbolFreePages{symbol_free_.data(), symbol_free_pages_, false}; }
+  SymbolFreePages symbol_free_pages() const {
+    return SymbolFreePages{symbol_free_.data(), symbol_free_.size() * 64, false};  // bits past the last page are clear
+  }
   // Symbols from symbol tables, i.e. not counting synthesized PLT entries.
   size_t real_symbol_count() const { return real_symbols_; }
 
@@ -157,7 +159,6 @@ class ElfObject {
   };
   std::vector<MappedFile> releasable_;
   void note_symtab_source(Elf* main_elf, bool saw_aux);
-  void build_symbol_free_pages();
   void add_plt_symbols(std::vector<ElfSymbol>& out);
   const std::vector<CuSubprogram>& cu_subprograms(Dwarf_Die* cu) const;
 
@@ -171,7 +172,6 @@ class ElfObject {
   std::vector<ElfSymbol> symbols_;
   size_t real_symbols_ = 0;
   std::vector<uint64_t> symbol_free_;  // SymbolFreePages::bits
-  uint64_t symbol_free_pages_ = 0;
   uint64_t file_size_ = 0;  // at load
   Dwfl* dwfl_ = nullptr;
   Dwfl_Module* module_ = nullptr;

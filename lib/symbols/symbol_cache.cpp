@@ -25,37 +25,60 @@
 
 namespace fg {
 
+namespace {
+
+// Display names of the symbols looked up so far, by symbol index, each made
+// on its first look-up: a table, not a vector per symbol, because a fold
+// looks up a few thousand of the hundreds of thousands of symbols its
+// objects (and kallsyms) have (a 16-byte slot per symbol was 12 MB on a busy
+// system-wide recording). OpenTable, as a std::unordered_map's node was a
+// cache miss per look-up (1% of a busy fold).
+class NamesByIndex {
+ public:
+  // The name of symbol `index`; make() gives it the first time (a view that
+  // stays valid).
+  template <class Make>
+  std::string_view get(uint32_t index, Make&& make) {
+    const uint64_t hash = detail::mix64(index);
+    auto same = [&](const Slot& s) { return s.index == index; };
+    if (const Slot* known = table_.find(hash, same)) return std::string_view(known->data, known->size);
+    const std::string_view name = make();
+    static const char kEmpty[] = "";
+    table_.insert_new(hash, Slot{name.data() ? name.data() : kEmpty, uint32_t(name.size()), index});
+    return name;
+  }
+
+ private:
+  struct Slot {
+    const char* data = nullptr;  // nullptr: unused
+    uint32_t size = 0;
+    uint32_t index = 0;
+  };
+  struct Policy {
+    static bool empty(const Slot& s) { return s.data == nullptr; }
+    static Slot empty_slot() { return Slot{}; }
+    static uint64_t rehash(const Slot& s) { return detail::mix64(s.index); }
+  };
+  OpenTable<Slot, Policy> table_{16};
+};
+
+}  // namespace
+
 struct SymbolCache::Object {
   std::string path;        // recorded
   std::string build_id;    // recorded, raw
   std::unique_ptr<ElfObject> elf;
   std::string problem;
   std::string_view display;            // "[libc.so.6]"
-  // Display names of the symbols looked up so far, by symbol index: a
-  // table, not a vector per symbol, because a fold looks up a few thousand
-  // of the hundreds of thousands of symbols its objects have (a 16-byte slot
-  // per symbol was 12 MB on a busy system-wide recording). OpenTable, as a
-  // std::unordered_map's node was a cache miss per look-up (1% of a busy
-  // fold).
-  struct NameSlot {
-    const char* data = nullptr;  // nullptr: unused
-    uint32_t size = 0;
-    uint32_t index = 0;
-  };
-  struct NameSlotPolicy {
-    static bool empty(const NameSlot& s) { return s.data == nullptr; }
-    static NameSlot empty_slot() { return NameSlot{}; }
-    static uint64_t rehash(const NameSlot& s) { return detail::mix64(s.index); }
-  };
-  OpenTable<NameSlot, NameSlotPolicy> names{16};
+  NamesByIndex names;
   uint64_t lookups = 0, unresolved = 0;
   // Names read from the file's mapping since its pages were last released.
   uint32_t names_since_release = 0;
 };
 
-struct SymbolCache::KernelNames {
-  OpenTable<Object::NameSlot, Object::NameSlotPolicy> names{16};
-};
+// kallsyms symbols' names, by index: a kernel symbol's addresses (a stack is
+// interrupted anywhere in a function) were each demangled and interned again.
+struct SymbolCache::KernelNames : NamesByIndex {};
 
 struct SymbolCache::Jit {
   NamedRanges ranges;
@@ -351,17 +374,13 @@ std::optional<uint64_t> SymbolCache::file_offset_to_vaddr(ObjectHandle h, uint64
 }
 
 std::string_view SymbolCache::symbol_name(Object& obj, size_t index) {
-  const uint64_t hash = detail::mix64(uint32_t(index));
-  auto same = [&](const Object::NameSlot& s) { return s.index == uint32_t(index); };
-  if (const Object::NameSlot* known = obj.names.find(hash, same)) return std::string_view(known->data, known->size);
-  std::string_view slot;
-  {  // first look-up of this symbol
+  return obj.names.get(uint32_t(index), [&] {
     const ElfSymbol& sym = obj.elf->symbols()[index];
+    std::string_view name;
     if (sym.plt) {
-      std::string name = (options_.demangle ? demangle_without_params(sym.name) : std::string(sym.name)) + "@plt";
-      slot = intern(folded_safe_name(name));
+      name = intern(folded_safe_name((options_.demangle ? demangle_without_params(sym.name) : std::string(sym.name)) + "@plt"));
     } else {
-      slot = display_name(sym.name);
+      name = display_name(sym.name);
     }
     // Each name read faults in pages of the file's string table (the
     // kernel maps 64 KB around a fault), and they stayed: on a busy
@@ -372,10 +391,8 @@ std::string_view SymbolCache::symbol_name(Object& obj, size_t index) {
       obj.names_since_release = 0;
       obj.elf->release_mapped_pages();
     }
-  }
-  static const char kEmpty[] = "";
-  obj.names.insert_new(hash, Object::NameSlot{slot.data() ? slot.data() : kEmpty, uint32_t(slot.size()), uint32_t(index)});
-  return slot;
+    return name;
+  });
 }
 
 SymbolCache::FrameSpan SymbolCache::store_frames(const std::vector<SymbolizedFrame>& frames) {
@@ -541,14 +558,7 @@ void SymbolCache::symbolize_kernel(uint64_t address, bool return_address, std::v
 
 std::string_view SymbolCache::kernel_symbol_name(const KernelSymbol& ks) {
   if (!kernel_names_) kernel_names_ = std::make_unique<KernelNames>();
-  const uint32_t index = uint32_t(&ks - kallsyms_.symbols().data());
-  const uint64_t hash = detail::mix64(index);
-  auto same = [&](const Object::NameSlot& s) { return s.index == index; };
-  if (const Object::NameSlot* known = kernel_names_->names.find(hash, same)) return std::string_view(known->data, known->size);
-  const std::string_view name = display_name(ks.name);
-  static const char kEmpty[] = "";
-  kernel_names_->names.insert_new(hash, Object::NameSlot{name.data() ? name.data() : kEmpty, uint32_t(name.size()), index});
-  return name;
+  return kernel_names_->get(uint32_t(&ks - kallsyms_.symbols().data()), [&] { return display_name(ks.name); });
 }
 
 void SymbolCache::add_kernel_symbol(uint64_t start, uint64_t len, std::string_view name) {

@@ -252,10 +252,7 @@ class SymbolCache {
   std::unique_ptr<SymbolReadAhead> read_ahead_;
   std::unique_ptr<ElfPreloader> preloader_;
   KallsymsTable kallsyms_;
-  // Display names of the kallsyms symbols looked up, by index: a symbol's
-  // addresses (kernel stacks are interrupted anywhere in a function) were
-  // each demangled and interned again.
-  struct KernelNames;
+  struct KernelNames;  // kallsyms symbols' display names, by index
   std::unique_ptr<KernelNames> kernel_names_;
   NamedRanges ksymbols_;
   KernelSymbolStatus kernel_status_;

@@ -124,6 +124,19 @@ struct SymboliserFixture : ::testing::Test {
     return test::folded_text(tree.profile());
   }
 
+  // The binary as a browser ships, stripped (no symbol at all: a static
+  // binary has no .dynsym), found through a symfs of its own.
+  void use_stripped_binary() {
+    const std::string symfs = dir + "/stripped";
+    const std::string copy = symfs + kBinary;
+    ASSERT_EQ(test::run_shell("mkdir -p " + test::shell_quote(copy.substr(0, copy.rfind('/'))) +
+                              " && strip --strip-all -o " + test::shell_quote(copy) + " " +
+                              test::shell_quote(test::testdata("fold/symfs") + kBinary))
+                  .status,
+              0);
+    options.symbols.symfs = symfs;
+  }
+
   std::string dir;
   FoldOptions options;
   PerfFileInfo info;
@@ -229,13 +242,7 @@ TEST_F(SymboliserFixture, WithAddrsEachUnmappedAddressIsNamedByItself) {
 // frame-cache entry, looked up once, names them all. --addrs (each named by
 // its offset) and a perf map that names some JIT code keep them apart.
 TEST_F(SymboliserFixture, AddressesWithoutSymbolsAreNamedByOneLookup) {
-  const std::string symfs = dir + "/stripped";
-  const std::string copy = symfs + kBinary;
-  ASSERT_EQ(test::run_shell("mkdir -p " + test::shell_quote(copy.substr(0, copy.rfind('/'))) + " && strip --strip-all -o " +
-                            test::shell_quote(copy) + " " + test::shell_quote(test::testdata("fold/symfs") + kBinary))
-                .status,
-            0);
-  options.symbols.symfs = symfs;
+  ASSERT_NO_FATAL_FAILURE(use_stripped_binary());
   options.symbols.jit_map_dir = dir;  // no perf-100.map there yet
   std::vector<std::vector<StackAddress>> stacks;
   for (uint64_t i = 0; i < 40; ++i)
@@ -266,13 +273,7 @@ TEST_F(SymboliserFixture, AddressesWithoutSymbolsAreNamedByOneLookup) {
 // alike (no symbol there) take the memo's names and nodes too; a caller
 // named otherwise ends that, and the names are those of every frame named.
 TEST_F(SymboliserFixture, CallersNamedAlikeComeFromTheMemo) {
-  const std::string symfs = dir + "/stripped";
-  const std::string copy = symfs + kBinary;
-  ASSERT_EQ(test::run_shell("mkdir -p " + test::shell_quote(copy.substr(0, copy.rfind('/'))) + " && strip --strip-all -o " +
-                            test::shell_quote(copy) + " " + test::shell_quote(test::testdata("fold/symfs") + kBinary))
-                .status,
-            0);
-  options.symbols.symfs = symfs;
+  ASSERT_NO_FATAL_FAILURE(use_stripped_binary());
   options.symbols.jit_map_dir = dir;
   test::write_file(dir + "/perf-100.map", "7f0000000000 100 jitted_fn\n");
   auto text = [&](uint64_t i) { return StackAddress{main_address + 0x100 * i, false, i > 0}; };
