@@ -16,6 +16,7 @@
 #include "pprof/pprof_builder.h"
 #include "pprof/pprof_export.h"
 #include "pprof/source_lines.h"
+#include "symbols/build_id.h"
 #include "symbols/elf_object.h"
 
 namespace fg {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "symbols/build_id.h"
 #include "symbols/elf_object.h"
 
 namespace fg {

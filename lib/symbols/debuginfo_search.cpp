@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "symbols/build_id.h"
 #include "symbols/elf_object.h"
 
 namespace fg {

@@ -2,11 +2,9 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 
 #include "folded/prefetch.h"
 #include "symbols/alias_choice.h"
+#include "symbols/build_id.h"
 #include "symbols/debuginfo_search.h"
 #include "symbols/symbol_names.h"
 
@@ -33,63 +32,7 @@ struct DwflCallbackState {
   std::string used_debug_file;
 };
 
-// Sorts by start address, keeping table order among equal starts: a least
-// significant digit radix sort of start - lowest start, 11 bits a pass,
-// passes whose digit is the same for every symbol skipped. std::sort with
-// the (start, table_index) comparison was 10% of the CPU time in a busy
-// fold's first 100 ms, where two threads load hundreds of tables and the
-// folding thread waits for them.
-void sort_symbols_by_start(std::vector<ElfSymbol>& all) {
-  const size_t n = all.size();
-  if (n < 64) {
-    std::stable_sort(all.begin(), all.end(), [](const ElfSymbol& a, const ElfSymbol& b) { return a.start < b.start; });
-    return;
-  }
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (const ElfSymbol& s : all) {
-    lo = std::min(lo, s.start);
-    hi = std::max(hi, s.start);
-  }
-  constexpr unsigned kBits = 11;
-  constexpr size_t kBuckets = size_t(1) << kBits;
-  std::vector<ElfSymbol> other(n);
-  ElfSymbol* from = all.data();
-  ElfSymbol* to = other.data();
-  std::vector<size_t> at(kBuckets);
-  for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift); shift += kBits) {
-    std::fill(at.begin(), at.end(), size_t{0});
-    for (size_t i = 0; i < n; ++i) ++at[((from[i].start - lo) >> shift) & (kBuckets - 1)];
-    if (at[((from[0].start - lo) >> shift) & (kBuckets - 1)] == n) continue;  // one digit: nothing moves
-    size_t sum = 0;
-    for (size_t& c : at) sum += std::exchange(c, sum);
-    for (size_t i = 0; i < n; ++i) to[at[((from[i].start - lo) >> shift) & (kBuckets - 1)]++] = from[i];
-    std::swap(from, to);
-  }
-  if (from != all.data()) std::copy(from, from + n, all.data());
-}
-
 namespace {
-
-std::string raw_build_id_of(Elf* elf) {
-  const void* bits = nullptr;
-  ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
-  if (n <= 0 || !bits) return {};
-  return std::string(static_cast<const char*>(bits), static_cast<size_t>(n));
-}
-
-// Opens `path` and returns its fd if its build-id equals `want` (raw bytes).
-int open_if_build_id(const std::string& path, const std::string& want) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  bool ok = elf && elf_kind(elf) == ELF_K_ELF && !want.empty() && raw_build_id_of(elf) == want;
-  if (elf) elf_end(elf);
-  if (!ok) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 int find_debuginfo(Dwfl_Module* mod, void** userdata, const char* modname, Dwarf_Addr base,
                    const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
@@ -226,60 +169,6 @@ std::pair<char*, size_t> releasable_mapping(Elf* elf) {
 
 }  // namespace
 
-std::string live_vdso_image() {
-  auto base = reinterpret_cast<const unsigned char*>(getauxval(AT_SYSINFO_EHDR));
-  if (!base || std::memcmp(base, ELFMAG, SELFMAG) != 0 || base[EI_CLASS] != ELFCLASS64) return {};
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, base, sizeof eh);
-  uint64_t size = eh.e_shoff + uint64_t(eh.e_shnum) * eh.e_shentsize;
-  for (unsigned i = 0; i < eh.e_phnum; ++i) {
-    Elf64_Phdr ph;
-    std::memcpy(&ph, base + eh.e_phoff + uint64_t(i) * eh.e_phentsize, sizeof ph);
-    if (ph.p_type == PT_LOAD) size = std::max<uint64_t>(size, ph.p_offset + ph.p_filesz);
-  }
-  if (size == 0 || size > (1u << 20)) return {};
-  return std::string(reinterpret_cast<const char*>(base), size);
-}
-
-std::string build_id_of_image(std::string_view image) {
-  static const bool libelf_ready = elf_version(EV_CURRENT) != EV_NONE;
-  if (!libelf_ready || image.empty()) return {};
-  std::string copy(image);  // elf_memory wants a mutable buffer
-  Elf* elf = elf_memory(copy.data(), copy.size());
-  if (!elf) return {};
-  std::string id = elf_kind(elf) == ELF_K_ELF ? raw_build_id_of(elf) : std::string();
-  elf_end(elf);
-  return id;
-}
-
-std::string build_id_hex(std::string_view raw) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  out.reserve(raw.size() * 2);
-  for (unsigned char c : raw) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
-std::string build_id_from_hex(std::string_view hex) {
-  if (hex.size() % 2) return {};
-  std::string out;
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    auto nib = [](char c) -> int {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      return -1;
-    };
-    int hi = nib(hex[i]), lo = nib(hex[i + 1]);
-    if (hi < 0 || lo < 0) return {};
-    out += static_cast<char>(hi * 16 + lo);
-  }
-  return out;
-}
-
 std::unique_ptr<ElfObject> ElfObject::open(const std::string& path, std::string_view expected_build_id,
                                            const DebugSearch& search, std::string* problem) {
   static const bool libelf_ready = elf_version(EV_CURRENT) != EV_NONE;
@@ -325,59 +214,6 @@ bool ElfObject::load(std::string_view expected_build_id, std::string* problem) {
   release_mapped_pages();
   symbol_free_ = symbol_free_page_bits(symbols_, segments_, file_size_);
   return true;
-}
-
-// A page is symbol-free unless some PT_LOAD maps one of its offsets to a
-// vaddr v with v or v - 1 in a symbol as find_symbol sees it ([start, end),
-// or start itself): for each segment, the union of the symbols' ranges in
-// file offsets, with inclusive bounds (start .. end, or start + 1 for an
-// empty symbol: one more for v - 1) so that nothing overflows at 2^64. The
-// symbols are sorted by start, so each segment's pages are marked once.
-std::vector<uint64_t> symbol_free_page_bits(const std::vector<ElfSymbol>& symbols,
-                                            const std::vector<LoadSegment>& segments, uint64_t file_size) {
-  // A hostile file's thousands of segments would make this symbols x
-  // segments: no page is then symbol-free (the lookups are exact anyway).
-  constexpr size_t kMaxSegments = 64;
-  constexpr unsigned kShift = SymbolFreePages::kPageShift;
-  if (segments.size() > kMaxSegments || file_size == 0) return {};
-  // At most the pages a segment holds, and 2^24 of them (64 GiB of file, 2
-  // MiB of bits): a sparse file's claimed terabytes get no more. Past them
-  // the lookups stay exact.
-  constexpr uint64_t kMaxPages = uint64_t(1) << 24;
-  uint64_t segments_end = 0;
-  for (const LoadSegment& seg : segments)
-    if (seg.filesz) segments_end = std::max(segments_end, seg.filesz - 1 > UINT64_MAX - seg.offset ? UINT64_MAX : seg.offset + seg.filesz - 1);
-  const uint64_t pages = std::min({((file_size - 1) >> kShift) + 1, (segments_end >> kShift) + 1, kMaxPages});
-  std::vector<uint64_t> covered(size_t((pages + 63) / 64), 0);
-  auto mark = [&](uint64_t first_offset, uint64_t last_offset, uint64_t* next_page) {
-    const uint64_t first = std::max(first_offset >> kShift, *next_page);
-    const uint64_t last = std::min(last_offset >> kShift, pages - 1);
-    for (uint64_t p = first; p <= last; ++p) covered[p >> 6] |= uint64_t(1) << (p & 63);
-    *next_page = std::max(*next_page, last + 1);
-  };
-  for (const LoadSegment& seg : segments) {
-    if (seg.filesz == 0 || seg.offset >= pages << kShift) continue;
-    // Offsets past 2^64 do not exist: the segment holds up to last_offset.
-    const uint64_t last_offset = seg.filesz - 1 > UINT64_MAX - seg.offset ? UINT64_MAX : seg.offset + seg.filesz - 1;
-    uint64_t next_page = 0;  // pages below it are marked for this segment
-    if (last_offset - seg.offset > UINT64_MAX - seg.vaddr) {
-      // Its vaddrs wrap past 2^64 (file_offset_to_vaddr wraps too): a
-      // hostile file's. Every page it holds keeps its lookups.
-      mark(seg.offset, last_offset, &next_page);
-      continue;
-    }
-    const uint64_t seg_last = seg.vaddr + (last_offset - seg.offset);
-    for (const ElfSymbol& s : symbols) {
-      if (s.start > seg_last) break;
-      const uint64_t reach = s.end > s.start ? s.end : (s.start == UINT64_MAX ? s.start : s.start + 1);
-      const uint64_t lo = std::max(s.start, seg.vaddr), hi = std::min(reach, seg_last);
-      if (lo > hi) continue;
-      mark(lo - seg.vaddr + seg.offset, hi - seg.vaddr + seg.offset, &next_page);
-    }
-  }
-  for (uint64_t& w : covered) w = ~w;
-  if (pages % 64) covered.back() &= (uint64_t(1) << (pages % 64)) - 1;  // past the last page: not free
-  return covered;
 }
 
 // The mappings stay valid until dwfl_end (~ElfObject): the Elfs are the

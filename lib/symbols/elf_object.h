@@ -12,6 +12,9 @@
 
 #include <elfutils/libdw.h>
 
+#include "symbols/elf_symbol.h"
+#include "symbols/symbol_free_pages.h"
+
 #include <unordered_map>
 
 struct Dwfl;
@@ -31,56 +34,6 @@ struct DebugSearch {
   // by the names it shows (build_symbol_table).
   bool demangle = true;
 };
-
-// A function symbol after perf's alias resolution; `end` is exclusive (for unsized
-// symbols, the next symbol's start, as perf's symbols__fixup_end does).
-struct ElfSymbol {
-  uint64_t start = 0;
-  uint64_t end = 0;
-  const char* name = nullptr;  // raw (mangled) name, owned by the object's Elf
-  uint8_t binding = 0;         // STB_*
-  bool sized = false;
-  bool plt = false;            // synthesized PLT entry: display as "<name>@plt"
-  // Position in the symbol table (PLT entries after it): of aliases that
-  // tie on perf's rules, perf keeps the earlier (build_symbol_table).
-  uint32_t table_index = 0;
-};
-
-// Sorts a table by start address, stably: equal starts keep their order
-// (perf's tie rule among aliases keeps the earlier symbol).
-void sort_symbols_by_start(std::vector<ElfSymbol>& symbols);
-
-// The file's pages (4 KiB of file offsets) where no address can be named by a
-// symbol: neither it nor the address before it (a return address is looked up
-// at pc - 1) lies in one, whichever PT_LOAD maps it. Every address there gets
-// its object's name ("[chromium]"), so a fold names them all by one lookup: a
-// stripped browser's code was 240 K distinct addresses of busy8.data, each
-// looked up and given a frame-cache entry of its own.
-struct SymbolFreePages {
-  static constexpr unsigned kPageShift = 12;
-  const uint64_t* bits = nullptr;  // bit p: page p is symbol-free
-  uint64_t pages = 0;              // pages the bits cover; later ones are not symbol-free
-  bool all = false;                // every page (no ELF file was found)
-
-  bool contains(uint64_t file_offset) const {
-    if (all) return true;
-    const uint64_t p = file_offset >> kPageShift;
-    return p < pages && ((bits[p >> 6] >> (p & 63)) & 1);
-  }
-};
-
-struct LoadSegment {
-  uint64_t offset, filesz, vaddr;
-  bool executable;
-};
-
-// SymbolFreePages::bits for a file of file_size bytes with these PT_LOADs
-// and symbols (sorted by start): one bit per 4 KiB page, up to the file's
-// end, the segments' end or 2^24 pages, whichever comes first (the bits past
-// it are clear). Empty where it is not worked out (no file, or over 64
-// segments): then no page is symbol-free.
-std::vector<uint64_t> symbol_free_page_bits(const std::vector<ElfSymbol>& symbols,
-                                            const std::vector<LoadSegment>& segments, uint64_t file_size);
 
 struct DwflCallbackState;
 
@@ -181,16 +134,5 @@ class ElfObject {
   // CU DIE offset -> its subprograms sorted by low pc (built on first use).
   mutable std::unordered_map<uint64_t, std::vector<CuSubprogram>> cu_index_;
 };
-
-// A copy of this process's own vdso image (from AT_SYSINFO_EHDR), empty if none.
-// It is the recorded [vdso] only when the build-ids match (same kernel build).
-std::string live_vdso_image();
-// GNU build-id (raw bytes) of an ELF image in memory; empty if none.
-std::string build_id_of_image(std::string_view image);
-
-// Lower-case hex of raw build-id bytes.
-std::string build_id_hex(std::string_view raw);
-// Parses hex (as in kallsyms dirs, perf buildid-list) into raw bytes; empty on error.
-std::string build_id_from_hex(std::string_view hex);
 
 }  // namespace fg

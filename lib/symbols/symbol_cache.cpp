@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "diagnostics/input_error.h"
+#include "symbols/build_id.h"
 #include "symbols/file_bytes.h"
 #include "symbols/jit_map.h"
 #include "folded/folded_profile.h"

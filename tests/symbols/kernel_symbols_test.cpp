@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "diagnostics/input_error.h"
+#include "symbols/build_id.h"
 #include "symbols/kernel_symbols.h"
 #include "symbols/named_ranges.h"
 #include "symbols/symbol_cache.h"

@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "symbols/build_id.h"
 #include "symbols/symbol_cache.h"
 #include "test_support.h"
 

@@ -16,6 +16,7 @@
 
 #include <unistd.h>
 
+#include "symbols/build_id.h"
 #include "symbols/symbol_cache.h"
 #include "symbols/symbol_names.h"
 #include "test_support.h"
