@@ -84,13 +84,15 @@ void write_folded(const FoldedProfile& profile, std::string& out) {
 // them (busy9.data's 62 MB: 10% of the write's time in malloc and free).
 void write_folded(const FoldedProfile& profile, AtomicOutput& out) {
   constexpr size_t kChunk = size_t(1) << 20;
-  std::unique_ptr<WorkerQueue<std::string*>> writer;
-  bool no_thread = false;
   // Every buffer made; the backlog bounds them (two queued, one being
   // written, one being filled).
   std::vector<std::unique_ptr<std::string>> buffers;
   std::mutex spare_mutex;
   std::vector<std::string*> spare;  // under spare_mutex: written, to be filled again
+  // Declared after what its thread uses, so that it stops first when an
+  // exception leaves early.
+  std::unique_ptr<WorkerQueue<std::string*>> writer;
+  bool no_thread = false;
   auto fresh_buffer = [&]() -> std::string* {
     {
       std::lock_guard<std::mutex> lock(spare_mutex);
