@@ -10,7 +10,8 @@
 #      race report makes fgtool exit 66 and its test fail;
 #   3. the libFuzzer targets, FUZZ_SECONDS (60) each;
 #   4. no function in lib/ over 80 lines without a "Long function:" reason
-#      above it (scripts/long_functions.py, a second), and the hash tables'
+#      above it, and no file over 650 without a "Long file:" reason at its
+#      top (scripts/long_functions.py, a second), and the hash tables'
 #      prefetches present in build/bin/fgtool (scripts/check_prefetch.sh).
 # Each step's time is printed; CI_EXTRA_SKIP="asan tsan fuzz length" skips steps.
 set -euo pipefail

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Lists C++ functions in lib/ longer than a limit (default 80 lines).
+"""Lists C++ functions in lib/ longer than a limit (default 80 lines), and files
+longer than another (default 650 lines: "about 600").
 
 A function may stay long when the comment right above it says why, with a line
 containing "Long function:" (e.g. "// Long function: one state machine over the
-bytes; split, its state would travel through every piece"). Those are listed
-as justified and do not count. Exit status 1 when an unjustified one is found
+bytes; split, its state would travel through every piece"); a file, when its
+opening comment has a line containing "Long file:". Those are listed as
+justified and do not count. Exit status 1 when an unjustified one is found
 (outside the skipped paths), so CI or a reviewer can run it as a check:
 
-  scripts/long_functions.py [--limit 80] [--skip lib/fold --skip ...] [PATH...]
+  scripts/long_functions.py [--limit 80] [--file-limit 650] [--skip lib/fold --skip ...] [PATH...]
 
 A brace counter, not a parser: comments, strings and character literals are
 blanked first; a '{' at namespace or class scope whose text since the previous
@@ -21,6 +23,7 @@ import re
 import sys
 
 MARKER = "long function:"
+FILE_MARKER = "long file:"
 SCOPE_KEYWORDS = re.compile(r"\b(namespace|class|struct|union|enum)\b")
 
 
@@ -121,10 +124,22 @@ def functions(path):
     return result
 
 
+def file_length(path):
+    """(line count, whether the file's opening comment says why it is long)."""
+    lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
+    justified = False
+    for line in lines:
+        if not line.strip().startswith("//"):
+            break
+        justified |= FILE_MARKER in line.lower()
+    return len(lines) - (1 if lines and lines[-1] == "" else 0), justified
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("paths", nargs="*", default=["lib"])
     ap.add_argument("--limit", type=int, default=80)
+    ap.add_argument("--file-limit", type=int, default=650)
     ap.add_argument("--skip", action="append", default=[], help="path prefix to leave out (repeatable)")
     args = ap.parse_args()
     files = []
@@ -137,6 +152,10 @@ def main():
     for f in sorted(files):
         if any(os.path.normpath(f).startswith(os.path.normpath(s)) for s in args.skip):
             continue
+        count, justified = file_length(f)
+        if count > args.file_limit:
+            print(f"{f}: {count} lines" + (" (justified)" if justified else ""))
+            bad += not justified
         for name, start, count, justified in functions(f):
             if count > args.limit:
                 print(f"{f}:{start}: {name}: {count} lines" + (" (justified)" if justified else ""))

@@ -10,7 +10,7 @@
 //                     on a SymbolisingThread (symbolising_thread.h) or inline
 //   StackTreeBuilder  puts them into the profile tree (stack_tree_builder.h)
 //   OffCpuTracker     sched_switch pairing (off_cpu_tracker.h)
-// Near 700 lines: StackFolder is the one class that sees every record type,
+// Long file: StackFolder is the one class that sees every record type,
 // and most of it is that wiring, a few lines per hand-over, each beside the
 // state it hands over; spread over files, a reader would follow a sample
 // through several to see the order of the steps.
