@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <deque>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -84,9 +85,9 @@ void write_folded(const FoldedProfile& profile, std::string& out) {
 // them (busy9.data's 62 MB: 10% of the write's time in malloc and free).
 void write_folded(const FoldedProfile& profile, AtomicOutput& out) {
   constexpr size_t kChunk = size_t(1) << 20;
-  // Every buffer made; the backlog bounds them (two queued, one being
-  // written, one being filled).
-  std::vector<std::unique_ptr<std::string>> buffers;
+  // Every buffer made (a deque: they stay where they are); the backlog
+  // bounds them (two queued, one being written, one being filled).
+  std::deque<std::string> buffers;
   std::mutex spare_mutex;
   std::vector<std::string*> spare;  // under spare_mutex: written, to be filled again
   // Declared after what its thread uses, so that it stops first when an
@@ -102,9 +103,8 @@ void write_folded(const FoldedProfile& profile, AtomicOutput& out) {
         return b;
       }
     }
-    buffers.push_back(std::make_unique<std::string>());
-    buffers.back()->reserve(kChunk);  // into buf by the swap
-    return buffers.back().get();
+    buffers.emplace_back().reserve(kChunk);  // into buf by the swap
+    return &buffers.back();
   };
   std::string buf;  // filled by write_lines; a chunk's text is swapped out into a buffer
   buf.reserve(kChunk);
