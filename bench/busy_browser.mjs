@@ -1,12 +1,12 @@
-// Chromium part of bench/busy_machine.sh's load with --browser persistent:
+// Chromium part of bench/busy_machine.sh's load (its default, --browser persistent):
 // one headless Chromium that stays up (as a person's browser does) and keeps
 // rendering the SVGs it is given: load, search, zoom into a frame, reset,
 // screenshot, next. Its renderer's JIT code (the SVGs' script) and its
 // threads are recorded without a browser launch every few seconds, which
-// the default --browser relaunch mode does (and which makes most of that
+// --browser relaunch does (and which makes most of that
 // recording's processes and MMAP2 records).
 //   node bench/busy_browser.mjs SECONDS CHROMIUM SCREENSHOT SVG...
-// playwright-core comes from tests/browser (scripts/setup.sh --browser).
+// playwright-core comes from tests/browser (scripts/setup.sh --bench or --browser).
 import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,7 +21,7 @@ if (!svgs.length) {
 }
 const pw = path.join(here, '..', 'tests', 'browser', 'node_modules', 'playwright-core', 'index.mjs');
 if (!fs.existsSync(pw)) {
-  console.error(`busy_browser.mjs: ${pw} not found (scripts/setup.sh --browser installs it)`);
+  console.error(`busy_browser.mjs: ${pw} not found (scripts/setup.sh --bench installs it)`);
   process.exit(2);
 }
 const { chromium } = await import(pathToFileURL(pw).href);

@@ -5,7 +5,7 @@
 #   scripts/setup.sh --browser  also chromium + playwright-core (browser tests)
 #   scripts/setup.sh --fuzz     also clang 14 + its libFuzzer runtime (scripts/fuzz.sh)
 #   scripts/setup.sh --tests    also golang-go (tests check pprof output with `go tool pprof`)
-#   scripts/setup.sh --bench    also chromium + nodejs (the load of bench/busy_machine.sh)
+#   scripts/setup.sh --bench    also chromium + nodejs + playwright-core (the load of bench/busy_machine.sh)
 set -euo pipefail
 want_demo=0; want_browser=0; want_fuzz=0; want_tests=0; want_bench=0
 for a in "$@"; do
@@ -14,7 +14,7 @@ for a in "$@"; do
     --browser) want_browser=1 ;;
     --fuzz) want_fuzz=1 ;;
     --tests) want_tests=1 ;;
-    --bench) want_bench=1 ;;
+    --bench) want_bench=1; want_browser=1 ;;  # busy_machine.sh's persistent browser uses playwright-core
     *) echo "setup.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
