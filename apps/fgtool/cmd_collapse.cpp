@@ -37,6 +37,9 @@ int run_collapse(const std::vector<std::string>& args) {
                                  "'voluntary', 'involuntary')")
     ("min-block", po::value(&opt.min_block_us), "with --off-cpu: ignore intervals shorter than USEC")
     ("lenient", po::bool_switch(&opt.lenient), "skip malformed lines (and their sample) and count them")
+    ("threads", po::value(&opt.threads)->default_value(0),
+     "threads (0 = one per core): on-CPU text is cut at blank lines and folded on that many threads "
+     "(off-CPU pairing uses one); 1 = a single thread. Output is the same")
     ("quiet,q", po::bool_switch(), "no summary on stderr");
   po::positional_options_description positional;
   positional.add("input", 1);

@@ -1,11 +1,13 @@
 #include "collapse/perf_script_collapser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
 #include <sys/stat.h>
+#include <thread>
 
-#include "collapse/line_reader.h"
+#include "collapse/parallel_collapse.h"
 #include "diagnostics/input_error.h"
 #include "diagnostics/progress.h"
 #include "diagnostics/terminal_text.h"
@@ -14,6 +16,13 @@
 namespace fg {
 
 namespace {
+
+// Text read at a time (a chunk still takes a whole line of up to 1 MiB):
+// enough to amortise read() and, on several threads, each hand-over; small
+// enough to stay in the caches between reading and parsing (256 KiB was
+// 2-5% faster than 1 MiB on 1.5 GB of a busy machine's perf script text).
+constexpr size_t kReadChunkBytes = size_t(1) << 18;
+constexpr size_t kParallelChunkBytes = size_t(1) << 18;
 
 // Task state letters as the sched_switch print format writes them.
 constexpr std::string_view kStateLetters = "RSDTtXZPIKWN";
@@ -108,8 +117,41 @@ PerfScriptCollapser::PerfScriptCollapser(FoldedProfile& out, CollapseOptions opt
 
 void PerfScriptCollapser::malformed(const std::string& what, uint64_t line) {
   if (!opt_.lenient) throw InputError::at_line(source_, line, what);
-  if (stats_.malformed_skipped++ == 0) stats_.first_malformed = InputError::at_line(source_, line, what).what();
+  if (stats_.malformed_skipped++ == 0) {
+    stats_.first_malformed = InputError::at_line(source_, line, what).what();
+    stats_.first_malformed_line = line;
+  }
   if (in_sample_) broken_ = true;
+}
+
+void PerfScriptCollapser::follow_event_of(const PerfScriptCollapser& first) {
+  chose_event_ = first.chose_event_;
+  stats_.event = first.stats_.event;
+}
+
+void add_collapse_stats(CollapseStats& into, const CollapseStats& from) {
+  into.lines += from.lines;
+  into.samples += from.samples;
+  into.samples_folded += from.samples_folded;
+  into.samples_other_event += from.samples_other_event;
+  if (into.event.empty()) into.event = from.event;
+  if (from.malformed_skipped &&
+      (into.malformed_skipped == 0 || from.first_malformed_line < into.first_malformed_line)) {
+    into.first_malformed = from.first_malformed;
+    into.first_malformed_line = from.first_malformed_line;
+  }
+  into.malformed_skipped += from.malformed_skipped;
+  into.truncated_stacks += from.truncated_stacks;
+  into.truncated_names += from.truncated_names;
+  into.switch_outs += from.switch_outs;
+  into.switch_ins += from.switch_ins;
+  into.intervals += from.intervals;
+  into.repeated_switch_outs += from.repeated_switch_outs;
+  into.closed_by_next_record += from.closed_by_next_record;
+  into.next_record_dropped += from.next_record_dropped;
+  into.pending_at_end += from.pending_at_end;
+  into.filtered_state += from.filtered_state;
+  into.filtered_short += from.filtered_short;
 }
 
 bool PerfScriptCollapser::wanted_on_cpu(std::string_view event) {
@@ -415,20 +457,33 @@ void PerfScriptCollapser::finish() {
   }
 }
 
-void PerfScriptCollapser::read(InputStream& in, uint64_t size) {
-  LineReader reader(in);
-  Progress progress("collapse " + source_, size, opt_.progress);
-  std::string_view line;
-  bool too_long = false;
-  while (reader.next(line, too_long)) {
-    if (too_long) {
+void PerfScriptCollapser::feed_chunk(const TextChunk& chunk) {
+  if (chunk.first_line) line_no_ = chunk.first_line - 1;
+  const char* p = chunk.data.get();
+  const char* const end = p + chunk.size;
+  while (p < end) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', size_t(end - p)));
+    if (!nl) nl = end;  // (chunks end in '\n')
+    std::string_view line(p, size_t(nl - p));
+    p = nl + 1;
+    if (line.size() > kMaxLineBytes) {
       line_no_++;
       stats_.lines++;
       malformed("line longer than 1 MiB: this is not perf script text", line_no_);
       continue;
     }
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     feed(line);
-    progress.update(reader.bytes_read());
+  }
+}
+
+void PerfScriptCollapser::read(InputStream& in, uint64_t size) {
+  TextChunker chunker(in, kReadChunkBytes, kMaxLineBytes, /*number_lines=*/false);
+  Progress progress("collapse " + source_, size, opt_.progress);
+  TextChunk chunk;
+  while (chunker.next(chunk)) {
+    feed_chunk(chunk);
+    progress.update(chunker.bytes_read());
   }
   finish();
   progress.finish();
@@ -440,6 +495,9 @@ FoldedProfile collapse_perf_script(const std::string& path, const CollapseOption
   uint64_t size = 0;
   struct stat st;
   if (path != "-" && !in.gzip() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) size = uint64_t(st.st_size);
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  if (threads > 1 && !options.off_cpu)
+    return collapse_in_parallel(in, size, options, threads, kParallelChunkBytes, stats);
   PerfScriptCollapser collapser(profile, options, in.name());
   collapser.read(in, size);
   if (stats) *stats = collapser.stats();
@@ -498,6 +556,7 @@ void register_perf_script_loader() {
       [](const std::string& path, FoldedProfile& into, const ProfileLoadOptions& o) {
         CollapseOptions opt;
         opt.lenient = o.lenient;
+        opt.threads = 0;  // one per core, as `fgtool collapse`
         CollapseStats st;
         FoldedProfile p = collapse_perf_script(path, opt, &st);
         auto warn = [&](const std::string& w) {

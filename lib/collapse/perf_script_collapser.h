@@ -15,6 +15,7 @@
 
 #include "collapse/frame_tidy.h"
 #include "collapse/perf_script_line.h"
+#include "collapse/text_chunker.h"
 #include "folded/folded_profile.h"
 #include "folded/input_stream.h"
 
@@ -32,6 +33,10 @@ struct CollapseOptions {
   double min_block_us = 0;         // --min-block: ignore shorter off-CPU intervals
   bool lenient = false;            // --lenient: skip malformed lines (and their sample) instead of failing
   bool progress = false;           // progress on stderr while reading a file
+  // --threads: 0 = one per core. On-CPU text is cut at blank lines into
+  // chunks folded on that many threads and merged (collapse_in_parallel);
+  // off-CPU pairing follows the input's order and stays on one thread.
+  unsigned threads = 1;
 };
 
 // "S,D", "SD", "voluntary" (all but R), "involuntary" (R and R+) -> mask for
@@ -48,6 +53,7 @@ struct CollapseStats {
   std::string event;                  // on-CPU: the event folded
   uint64_t malformed_skipped = 0;     // --lenient: lines skipped
   std::string first_malformed;        // --lenient: "FILE:LINE: what" of the first
+  uint64_t first_malformed_line = 0;  // --lenient: its line
   uint64_t truncated_stacks = 0;      // samples with more than kMaxStackDepth frames (leaf-most kept)
   uint64_t truncated_names = 0;       // frame names cut to kMaxFrameNameBytes
   // off-CPU
@@ -66,18 +72,34 @@ struct CollapseStats {
   uint64_t filtered_short = 0;        // --min-block
 };
 
+// Adds `from` to `into` (the counts of two parts of one input; the first
+// malformed line is the earlier one).
+void add_collapse_stats(CollapseStats& into, const CollapseStats& from);
+
 class PerfScriptCollapser {
  public:
+  // Longer lines are malformed ("not perf script text") and not parsed.
+  static constexpr size_t kMaxLineBytes = size_t(1) << 20;
+
   // Adds to `out`; `source` names the input in error messages.
   PerfScriptCollapser(FoldedProfile& out, CollapseOptions options, std::string source = "-");
   // One line without its '\n'. Throws InputError("SOURCE:LINE: ...") on
   // malformed text unless options.lenient.
   void feed(std::string_view line);
+  // Feeds a chunk's lines (TextChunker), numbered from chunk.first_line (or
+  // on from the last line fed when it is 0).
+  void feed_chunk(const TextChunk& chunk);
   // Ends the input: flushes the last sample, sets the profile's units.
   void finish();
   // Feeds a whole stream and finishes. `size` (0 if unknown) is for progress.
   void read(InputStream& in, uint64_t size = 0);
   const CollapseStats& stats() const { return stats_; }
+
+  // For folding one input in parts: whether the event to fold is settled
+  // (the sample that decides it was read), and settling it as `first` did,
+  // for a part that comes after first's.
+  bool event_chosen() const { return chose_event_; }
+  void follow_event_of(const PerfScriptCollapser& first);
 
  private:
   void begin_sample(const PerfScriptHeader& h);

@@ -26,6 +26,12 @@ TEST(CollapseCli, StdinFileAndOutputAgree) {
   EXPECT_EQ(read_file(dir + "/out.folded"), a.out);
   auto gz = run_shell("gzip -c " + fx + " | " + fgtool_bin() + " collapse -q");
   EXPECT_EQ(gz.out, a.out) << gz.err;
+  // One thread and two (the default on these machines), from a pipe too.
+  for (const char* threads : {"1", "2"}) {
+    auto t = run_shell("cat " + fx + " | " + fgtool_bin() + " collapse -q --threads " + threads);
+    EXPECT_EQ(t.status, 0) << t.err;
+    EXPECT_EQ(t.out, a.out) << threads;
+  }
 }
 
 TEST(CollapseCli, SummaryAndMalformedInput) {
