@@ -7,7 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "collapse/line_reader.h"
+#include "folded/line_reader.h"
 #include "diagnostics/csv_cell.h"
 #include "diagnostics/input_error.h"
 #include "folded/input_stream.h"

@@ -1,4 +1,4 @@
-#include "collapse/line_reader.h"
+#include "folded/line_reader.h"
 
 #include <algorithm>
 #include <cstring>
