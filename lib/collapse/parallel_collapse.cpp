@@ -4,11 +4,11 @@
 #include <deque>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "collapse/text_chunker.h"
 #include "diagnostics/progress.h"
+#include "folded/spare_pool.h"
 #include "folded/worker_queue.h"
 
 namespace fg {
@@ -36,31 +36,7 @@ struct Job {
 };
 
 // Chunks reused between the reading thread and the workers.
-class ChunkPool {
- public:
-  TextChunk* take() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!free_.empty()) {
-        TextChunk* c = free_.back();
-        free_.pop_back();
-        return c;
-      }
-    }
-    // Bounded: the workers' backlogs bound the chunks in flight.
-    std::lock_guard<std::mutex> lock(mutex_);
-    return &storage_.emplace_back();
-  }
-  void give_back(TextChunk* c) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(c);
-  }
-
- private:
-  std::mutex mutex_;
-  std::deque<TextChunk> storage_;  // stable addresses
-  std::vector<TextChunk*> free_;
-};
+using ChunkPool = SparePool<TextChunk>;
 
 // The earliest failure among the parts: chunks go out in input order and
 // each worker stops at its first failure, so the failure in the earliest

@@ -21,8 +21,7 @@ namespace {
 // enough to amortise read() and, on several threads, each hand-over; small
 // enough to stay in the caches between reading and parsing (256 KiB was
 // 2-5% faster than 1 MiB on 1.5 GB of a busy machine's perf script text).
-constexpr size_t kReadChunkBytes = size_t(1) << 18;
-constexpr size_t kParallelChunkBytes = size_t(1) << 18;
+constexpr size_t kChunkBytes = size_t(1) << 18;
 
 // Task state letters as the sched_switch print format writes them.
 constexpr std::string_view kStateLetters = "RSDTtXZPIKWN";
@@ -478,7 +477,7 @@ void PerfScriptCollapser::feed_chunk(const TextChunk& chunk) {
 }
 
 void PerfScriptCollapser::read(InputStream& in, uint64_t size) {
-  TextChunker chunker(in, kReadChunkBytes, kMaxLineBytes, /*number_lines=*/false);
+  TextChunker chunker(in, kChunkBytes, kMaxLineBytes, /*number_lines=*/false);
   Progress progress("collapse " + source_, size, opt_.progress);
   TextChunk chunk;
   while (chunker.next(chunk)) {
@@ -497,7 +496,7 @@ FoldedProfile collapse_perf_script(const std::string& path, const CollapseOption
   if (path != "-" && !in.gzip() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) size = uint64_t(st.st_size);
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   if (threads > 1 && !options.off_cpu)
-    return collapse_in_parallel(in, size, options, threads, kParallelChunkBytes, stats);
+    return collapse_in_parallel(in, size, options, threads, kChunkBytes, stats);
   PerfScriptCollapser collapser(profile, options, in.name());
   collapser.read(in, size);
   if (stats) *stats = collapser.stats();

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
-#include <deque>
 #include <cmath>
 #include <memory>
-#include <mutex>
 #include <system_error>
 #include <vector>
 
+#include "folded/spare_pool.h"
 #include "folded/worker_queue.h"
 
 namespace fg {
@@ -85,27 +84,13 @@ void write_folded(const FoldedProfile& profile, std::string& out) {
 // them (busy9.data's 62 MB: 10% of the write's time in malloc and free).
 void write_folded(const FoldedProfile& profile, AtomicOutput& out) {
   constexpr size_t kChunk = size_t(1) << 20;
-  // Every buffer made (a deque: they stay where they are); the backlog
-  // bounds them (two queued, one being written, one being filled).
-  std::deque<std::string> buffers;
-  std::mutex spare_mutex;
-  std::vector<std::string*> spare;  // under spare_mutex: written, to be filled again
+  // The backlog bounds the buffers made (two queued, one being written,
+  // one being filled).
+  SparePool<std::string> buffers;
   // Declared after what its thread uses, so that it stops first when an
   // exception leaves early.
   std::unique_ptr<WorkerQueue<std::string*>> writer;
   bool no_thread = false;
-  auto fresh_buffer = [&]() -> std::string* {
-    {
-      std::lock_guard<std::mutex> lock(spare_mutex);
-      if (!spare.empty()) {
-        std::string* b = spare.back();
-        spare.pop_back();
-        return b;
-      }
-    }
-    buffers.emplace_back().reserve(kChunk);  // into buf by the swap
-    return &buffers.back();
-  };
   std::string buf;  // filled by write_lines; a chunk's text is swapped out into a buffer
   buf.reserve(kChunk);
   write_lines(profile, buf, [&](bool last) {
@@ -113,12 +98,11 @@ void write_folded(const FoldedProfile& profile, AtomicOutput& out) {
     if (!writer && !no_thread && !last) {
       try {
         writer = std::make_unique<WorkerQueue<std::string*>>(
-            [&out, &spare_mutex, &spare](const std::vector<std::string*>& chunks) {
+            [&out, &buffers](const std::vector<std::string*>& chunks) {
               for (std::string* chunk : chunks) {
                 out.write(*chunk);
                 chunk->clear();
-                std::lock_guard<std::mutex> lock(spare_mutex);
-                spare.push_back(chunk);
+                buffers.give_back(chunk);
               }
             },
             2);
@@ -131,7 +115,8 @@ void write_folded(const FoldedProfile& profile, AtomicOutput& out) {
       buf.clear();
       return;
     }
-    std::string* chunk = fresh_buffer();
+    std::string* chunk = buffers.take();
+    if (chunk->capacity() < kChunk) chunk->reserve(kChunk);  // a new one: into buf by the swap
     chunk->swap(buf);  // buf keeps the spare's memory
     writer->submit_one(chunk);
   });
