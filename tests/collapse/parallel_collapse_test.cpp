@@ -168,6 +168,39 @@ TEST(ParallelCollapse, OverlongLineAndTextWithoutBlankLines) {
   expect_same_everywhere(flat_path, {});
 }
 
+TEST(ParallelCollapse, ReadErrorWhileWorkersFold) {
+  // A gzip stream cut short: the reading thread's error, after the workers
+  // have folded what came before it, as on one thread.
+  const std::string dir = fg::test::temp_dir();
+  std::string t = many_samples(3000);
+  auto cut_gzip = [&dir](const std::string& name, const std::string& text) {
+    const std::string base = dir + "/" + name;
+    fg::test::write_file(base + ".txt", text);
+    auto r = fg::test::run_shell("gzip -c " + base + ".txt | head -c $(( $(gzip -c " + base +
+                                 ".txt | wc -c) * 9 / 10 )) > " + base + ".txt.gz");
+    EXPECT_EQ(r.status, 0) << r.err;
+    return base + ".txt.gz";
+  };
+  const std::string ok = cut_gzip("ok", t);
+  const Result want = sequential(ok, {});
+  EXPECT_NE(want.error.find("gzip"), std::string::npos) << want.error;
+  expect_same_everywhere(ok, {});
+
+  // With a malformed line before the cut, which error comes first depends
+  // on how far ahead the reading is (one chunk, on one thread too): either
+  // is reported, never neither, and no crash or hang on any thread count.
+  t.insert(t.find("\n\n", t.size() / 2) + 2, "not a header\n");
+  const std::string bad = cut_gzip("bad", t);
+  for (unsigned threads : {2u, 3u}) {
+    for (size_t chunk_bytes : {size_t(200), size_t(4096), size_t(1) << 20}) {
+      const Result r = parallel(bad, {}, threads, chunk_bytes);
+      EXPECT_TRUE(r.error.find("not a perf script sample header") != std::string::npos ||
+                  r.error.find("gzip") != std::string::npos)
+          << r.error;
+    }
+  }
+}
+
 TEST(ParallelCollapse, OffCpuStaysOnOneThread) {
   // collapse_perf_script takes one thread for --off-cpu whatever threads says.
   fg::CollapseOptions o;
